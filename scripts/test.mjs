@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Runs every test file of the monorepo with Node's own test runner (node --test), TypeScript
+// loaded through tsx. Extra arguments are passed on, e.g. `npm test -- --test-name-pattern=otp`;
+// a path argument narrows the run to the test files below it.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const roots = ['packages', 'examples', 'bench'];
+const args = process.argv.slice(2);
+const paths = args.filter((a) => !a.startsWith('-'));
+const flags = args.filter((a) => a.startsWith('-'));
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) walk(full, out);
+    else if (/\.test\.ts$/.test(name)) out.push(relative(root, full));
+  }
+  return out;
+}
+
+let files = roots.flatMap((r) => {
+  try {
+    return walk(join(root, r), []);
+  } catch {
+    return [];
+  }
+});
+if (paths.length > 0) files = files.filter((f) => paths.some((p) => f.startsWith(p.replace(/^\.\//, ''))));
+files.sort();
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+);
+process.exit(result.status ?? 1);
