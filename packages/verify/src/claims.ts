@@ -1,0 +1,65 @@
+import type { JWTPayload } from 'jose';
+import { TesseraVerifyError } from './errors.js';
+
+/**
+ * How the user signed in, as named in the access token claim `authentication_method` (note the
+ * underscore in `TRUSTED_DEVICE`; the token bundle's `auth_method` spells it with a space).
+ */
+export type AuthenticationMethod = 'OTP' | 'TRUSTED_DEVICE' | 'PIN' | 'BIOMETRIC';
+
+/**
+ * The claims of a verified Tessera access token, followed by the custom claims your project adds.
+ *
+ * @example
+ * ```ts
+ * import type { AccessTokenClaims } from '@tessera/verify';
+ *
+ * function userIdOf(claims: AccessTokenClaims): string {
+ *   return claims.client_user_id;
+ * }
+ * ```
+ */
+export interface AccessTokenClaims {
+  /** Tessera's id of the user. */
+  sub: string;
+  /** Your id of the user; equals `sub` unless you set your own. */
+  client_user_id: string;
+  authentication_method: AuthenticationMethod;
+  type: 'access_token';
+  /** E-mail address or E.164 phone number the user signed in with. */
+  identifier: string;
+  scope: string;
+  /** Your API key id. */
+  aud: string;
+  /** Expiry, Unix seconds. */
+  exp: number;
+  /** Issued at, Unix seconds. */
+  iat: number;
+  /** Unique id of this token. */
+  jti: string;
+  /** The Tessera issuer URL. */
+  iss: string;
+  /** The session; revoking it revokes every token of it. */
+  sid: string;
+  /** Custom claims set by your project. */
+  [custom: string]: unknown;
+}
+
+/**
+ * Checks what jose's claim-set validation does not: the Tessera-specific `type` claim and the
+ * types of the identifiers we promise as strings.
+ */
+export function assertAccessTokenClaims(payload: JWTPayload): asserts payload is AccessTokenClaims {
+  if (payload['type'] !== 'access_token') {
+    throw new TesseraVerifyError('invalid_token', 'The token is not an access token');
+  }
+  for (const claim of ['sub', 'sid', 'jti', 'aud'] as const) {
+    const value = payload[claim];
+    if (typeof value !== 'string' || value === '') {
+      throw new TesseraVerifyError(
+        'invalid_token',
+        `The token's "${claim}" claim must be a non-empty string`,
+      );
+    }
+  }
+}
