@@ -1,0 +1,66 @@
+import type { Logger } from 'pino';
+import type { Channel, Delivery, OtpMessage } from './delivery.js';
+
+export interface DevOutboxOptions {
+  /** How many messages are kept; older ones are dropped. Default 100. */
+  limit?: number;
+  /** Clock for `created_at`; injected by tests. */
+  now?: () => Date;
+}
+
+/** One message as `GET /dev/outbox` shows it. */
+export interface OutboxEntry {
+  to: string;
+  channel: Channel;
+  code: string;
+  project: string;
+  created_at: string;
+}
+
+const DEFAULT_LIMIT = 100;
+
+/**
+ * Development-only delivery: keeps the newest messages in memory so a developer can read the
+ * code from `GET /dev/outbox`. That route is the one place where a code is shown on purpose;
+ * the log line still points there instead of printing it.
+ */
+export class DevOutbox implements Delivery {
+  readonly #entries: OutboxEntry[] = [];
+  readonly #limit: number;
+  readonly #now: () => Date;
+  readonly #logger: Logger;
+
+  constructor(options: DevOutboxOptions, logger: Logger) {
+    const limit = options.limit ?? DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new TypeError('DevOutbox limit must be a positive integer');
+    }
+    this.#limit = limit;
+    this.#now = options.now ?? (() => new Date());
+    this.#logger = logger;
+  }
+
+  async send(message: OtpMessage): Promise<void> {
+    this.#entries.unshift({
+      to: message.to,
+      channel: message.channel,
+      code: message.code,
+      project: message.projectName,
+      created_at: this.#now().toISOString(),
+    });
+    this.#entries.length = Math.min(this.#entries.length, this.#limit);
+    this.#logger.warn(
+      { channel: message.channel },
+      `development delivery: code for ${message.to} is in GET /dev/outbox`,
+    );
+  }
+
+  /** The kept messages, newest first, as copies. */
+  list(): OutboxEntry[] {
+    return this.#entries.map((entry) => ({ ...entry }));
+  }
+
+  async close(): Promise<void> {
+    this.#entries.length = 0;
+  }
+}
