@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './tokens.js';
+export * from './verify.js';

@@ -1,0 +1,26 @@
+/**
+ * The fixed list of reasons `POST /verify` gives with `success: false`. Callers decide by
+ * `success`; the reason is for people and logs.
+ */
+export const VerifyReasons = {
+  /** Not a JWT, not ES256, bad signature, or claims of the wrong shape. */
+  invalid: 'JWT token is invalid',
+  expired: 'JWT token has expired',
+  notYetValid: 'JWT token is not yet valid',
+  notAccessToken: 'JWT token is not an access token',
+  wrongAudience: 'JWT token was issued for another API key',
+  wrongIssuer: 'JWT token was issued by another issuer',
+  unknownKey: 'JWT token was signed by an unknown key',
+  unknownProject: 'JWT token was issued for an unknown project',
+  revoked: 'JWT token has been revoked',
+  // malformed requests (answered with 4xx)
+  malformedRequest: 'Request body must be JSON with an oauth_token object holding a string access_token',
+  tooLarge: 'Request body is too large',
+} as const;
+
+export type VerifyReason = (typeof VerifyReasons)[keyof typeof VerifyReasons];
+
+export interface VerifyResponse {
+  success: boolean;
+  reason?: VerifyReason;
+}

@@ -1,0 +1,101 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+// Timestamps are Unix milliseconds (bigint in PostgreSQL, parsed to number; integer in SQLite).
+
+export interface ProjectTable {
+  id: string;
+  name: string;
+  api_key_id: string;
+  secret_hash: string;
+  /** JSON array of allowed browser origins. */
+  origins: string;
+  rp_id: string | null;
+  /** 1 = emit `auth_time` as a number (strict OIDC clients), 0 = a string of digits as specified. */
+  numeric_auth_time: number;
+  created_at: number;
+  secret_rotated_at: number | null;
+}
+
+export interface SigningKeyTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  /** AES-256-GCM of the private JWK under the master key: base64url(iv ‖ ciphertext ‖ tag). */
+  private_enc: string;
+  /** next → active → retiring → retired */
+  status: 'next' | 'active' | 'retiring' | 'retired';
+  created_at: number;
+  activate_at: number | null;
+  activated_at: number | null;
+  retire_at: number | null;
+}
+
+export interface UserTable {
+  id: string;
+  project_id: string;
+  identifier: string;
+  identifier_type: 'email' | 'phone';
+  client_user_id: string | null;
+  created_at: number;
+  last_sign_in_at: number | null;
+}
+
+export interface OtpChallengeTable {
+  id: string;
+  project_id: string;
+  identifier: string;
+  channel: 'email' | 'sms';
+  code_hash: string;
+  attempts: Generated<number>;
+  max_attempts: number;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface RateLimitTable {
+  key: string;
+  count: number;
+  reset_at: number;
+}
+
+export interface SessionTable {
+  id: string;
+  project_id: string;
+  user_id: string;
+  auth_method: string;
+  auth_time: number;
+  device_id: string | null;
+  created_at: number;
+  expires_at: number;
+  last_refreshed_at: number | null;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+}
+
+export interface RefreshTokenTable {
+  id: string;
+  session_id: string;
+  secret_hash: string;
+  created_at: number;
+  expires_at: number;
+  rotated_at: number | null;
+  /** The successor token, encrypted under a key derived from this token's secret (grace-window reuse). */
+  successor_enc: string | null;
+}
+
+export interface Database {
+  projects: ProjectTable;
+  signing_keys: SigningKeyTable;
+  users: UserTable;
+  otp_challenges: OtpChallengeTable;
+  rate_limits: RateLimitTable;
+  sessions: SessionTable;
+  refresh_tokens: RefreshTokenTable;
+}
+
+export type Project = Selectable<ProjectTable>;
+export type User = Selectable<UserTable>;
+export type Session = Selectable<SessionTable>;
+export type NewSession = Insertable<SessionTable>;
+export type SigningKeyRow = Selectable<SigningKeyTable>;

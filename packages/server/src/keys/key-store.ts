@@ -1,0 +1,149 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
+import { open, seal } from '../crypto/master-key.js';
+import { randomToken } from '../crypto/random.js';
+import type { Db } from '../db/connect.js';
+import type { SigningKeyRow } from '../db/schema.js';
+
+export interface PublicJwk extends JsonWebKey {
+  kid: string;
+  kty: 'EC';
+  crv: 'P-256';
+  alg: 'ES256';
+  use: 'sig';
+}
+
+export interface SigningKey {
+  kid: string;
+  status: SigningKeyRow['status'];
+  publicJwk: PublicJwk;
+  publicKey: KeyObject;
+  /** Loaded only for the key that signs. */
+  privateKey?: KeyObject;
+  activatedAt: number | null;
+  retireAt: number | null;
+}
+
+/**
+ * The issuer's ES256 keys. Private keys are stored sealed with AES-256-GCM under a key derived
+ * from the master key, bound to their kid. Every instance reads the same rows, so several
+ * processes agree on the signing key through the database.
+ */
+export class KeyStore {
+  #keys: SigningKey[] = [];
+  #byKid = new Map<string, SigningKey>();
+  #jwksJson = '{"keys":[]}';
+  #loadedAt = 0;
+  #loading: Promise<void> | undefined;
+
+  constructor(
+    readonly db: Db,
+    private readonly encryptionKey: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Loads keys, creating the first one if the issuer has none yet. */
+  async init(): Promise<void> {
+    await this.reload();
+    if (!this.#keys.some((k) => k.status === 'active')) {
+      await this.insertKey('active');
+      await this.reload();
+    }
+  }
+
+  /** Re-reads the key rows (after a rotation elsewhere, or a kid this instance does not know). */
+  reload(): Promise<void> {
+    this.#loading ??= this.#load().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  async #load(): Promise<void> {
+    const rows = await this.db.kysely
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('status', '!=', 'retired')
+      .orderBy('created_at', 'asc')
+      .execute();
+    const keys = rows.map((row) => this.#fromRow(row));
+    this.#keys = keys;
+    this.#byKid = new Map(keys.map((k) => [k.kid, k]));
+    this.#jwksJson = JSON.stringify({ keys: keys.map((k) => k.publicJwk) });
+    this.#loadedAt = this.now();
+  }
+
+  #fromRow(row: SigningKeyRow): SigningKey {
+    const publicJwk = JSON.parse(row.public_jwk) as PublicJwk;
+    const key: SigningKey = {
+      kid: row.kid,
+      status: row.status,
+      publicJwk,
+      publicKey: createPublicKey({ key: publicJwk, format: 'jwk' }),
+      activatedAt: row.activated_at,
+      retireAt: row.retire_at,
+    };
+    if (row.status === 'active') {
+      const jwk = JSON.parse(open(this.encryptionKey, row.private_enc, row.kid)) as JsonWebKey;
+      key.privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
+    }
+    return key;
+  }
+
+  /** Generates a P-256 key pair and stores it sealed. */
+  async insertKey(status: 'active' | 'next', activateAt: number | null = null): Promise<string> {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const kid = randomToken(12);
+    const { x, y } = publicKey.export({ format: 'jwk' });
+    const publicJwk: PublicJwk = { kty: 'EC', crv: 'P-256', x, y, kid, alg: 'ES256', use: 'sig' };
+    const now = this.now();
+    await this.db.kysely
+      .insertInto('signing_keys')
+      .values({
+        kid,
+        alg: 'ES256',
+        public_jwk: JSON.stringify(publicJwk),
+        private_enc: seal(this.encryptionKey, JSON.stringify(privateKey.export({ format: 'jwk' })), kid),
+        status,
+        created_at: now,
+        activate_at: activateAt,
+        activated_at: status === 'active' ? now : null,
+        retire_at: null,
+      })
+      .execute();
+    return kid;
+  }
+
+  /** The key that signs new tokens: the newest active one. */
+  signingKey(): SigningKey & { privateKey: KeyObject } {
+    for (let i = this.#keys.length - 1; i >= 0; i--) {
+      const key = this.#keys[i]!;
+      if (key.status === 'active' && key.privateKey) return key as SigningKey & { privateKey: KeyObject };
+    }
+    throw new Error('no active signing key is loaded');
+  }
+
+  /** A published (non-retired) key by kid, for verification. */
+  get(kid: string): SigningKey | undefined {
+    return this.#byKid.get(kid);
+  }
+
+  /** Milliseconds since the key rows were last read. */
+  age(): number {
+    return this.now() - this.#loadedAt;
+  }
+
+  list(): readonly SigningKey[] {
+    return this.#keys;
+  }
+
+  /** The JWKS document, serialised once per load. */
+  jwksJson(): string {
+    return this.#jwksJson;
+  }
+}

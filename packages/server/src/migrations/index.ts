@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m001 from './2026-11-22-001-initial.js';
+
+/** Every migration, in order. Imported statically so the build needs no file-system scan. */
+const migrations: Record<string, Migration> = {
+  '2026-11-22-001-initial': m001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

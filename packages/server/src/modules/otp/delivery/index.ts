@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../../config/index.js';
+import { type Delivery, DeliveryError, type OtpMessage } from './delivery.js';
+import { DevOutbox } from './dev-outbox.js';
+import { HttpSmsDelivery } from './sms.js';
+import { SmtpDelivery } from './smtp.js';
+
+/** Sends each message through the provider of its channel. */
+class ChannelRouter implements Delivery {
+  constructor(
+    private readonly email: Delivery | undefined,
+    private readonly sms: Delivery | undefined,
+  ) {}
+
+  send(message: OtpMessage): Promise<void> {
+    const provider = message.channel === 'email' ? this.email : this.sms;
+    if (!provider) {
+      return Promise.reject(
+        new DeliveryError(`no ${message.channel === 'email' ? 'SMTP' : 'SMS'} provider is configured`),
+      );
+    }
+    return provider.send(message);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.email?.close(), this.sms?.close()]);
+  }
+}
+
+/** The delivery the configuration asks for: the development outbox, or SMTP and/or HTTP SMS. */
+export function createDelivery(config: Config['delivery'], logger: Logger): Delivery {
+  if (config.mode === 'dev') return new DevOutbox({}, logger);
+  return new ChannelRouter(
+    config.smtpUrl ? new SmtpDelivery({ url: config.smtpUrl, from: config.mailFrom }, logger) : undefined,
+    config.smsUrl
+      ? new HttpSmsDelivery({ url: config.smsUrl, token: config.smsToken, from: config.smsFrom }, logger)
+      : undefined,
+  );
+}
+
+export { type Delivery, DeliveryError, DevOutbox };

@@ -1,0 +1,111 @@
+import type { Db } from '../../db/connect.js';
+import type { NewSession, Session } from '../../db/schema.js';
+
+export interface RefreshTokenRow {
+  id: string;
+  session_id: string;
+  secret_hash: string;
+  expires_at: number;
+  rotated_at: number | null;
+  successor_enc: string | null;
+}
+
+export class SessionRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Inserts a session with its first refresh token, atomically. */
+  async create(session: NewSession, token: { id: string; secret_hash: string }): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx.insertInto('sessions').values(session).execute();
+      await trx
+        .insertInto('refresh_tokens')
+        .values({
+          id: token.id,
+          session_id: session.id,
+          secret_hash: token.secret_hash,
+          created_at: session.created_at,
+          expires_at: session.expires_at,
+          rotated_at: null,
+          successor_enc: null,
+        })
+        .execute();
+    });
+  }
+
+  findById(id: string): Promise<Session | undefined> {
+    return this.db.kysely.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findRefreshToken(id: string): Promise<RefreshTokenRow | undefined> {
+    return this.db.kysely
+      .selectFrom('refresh_tokens')
+      .select(['id', 'session_id', 'secret_hash', 'expires_at', 'rotated_at', 'successor_enc'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Rotates a refresh token: marks the old one used and stores its successor, in one
+   * transaction. The conditional update makes exactly one of several concurrent callers (in
+   * any number of processes) the winner; the others get false.
+   */
+  async rotate(
+    oldId: string,
+    successor: {
+      id: string;
+      secret_hash: string;
+      successor_enc: string;
+      session_id: string;
+      expires_at: number;
+    },
+    now: number,
+  ): Promise<boolean> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('refresh_tokens')
+        .set({ rotated_at: now, successor_enc: successor.successor_enc })
+        .where('id', '=', oldId)
+        .where('rotated_at', 'is', null)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) return false;
+      await trx
+        .insertInto('refresh_tokens')
+        .values({
+          id: successor.id,
+          session_id: successor.session_id,
+          secret_hash: successor.secret_hash,
+          created_at: now,
+          expires_at: successor.expires_at,
+          rotated_at: null,
+          successor_enc: null,
+        })
+        .execute();
+      await trx
+        .updateTable('sessions')
+        .set({ last_refreshed_at: now })
+        .where('id', '=', successor.session_id)
+        .execute();
+      return true;
+    });
+  }
+
+  /** Revokes a session (idempotent: the first reason and time stay). */
+  async revoke(id: string, reason: string, now: number): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('sessions')
+      .set({ revoked_at: now, revoked_reason: reason })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Sessions revoked at or after `since` (for the revocation list). */
+  revokedSince(since: number): Promise<Array<{ id: string; revoked_at: number | null }>> {
+    return this.db.kysely
+      .selectFrom('sessions')
+      .select(['id', 'revoked_at'])
+      .where('revoked_at', '>=', since)
+      .execute();
+  }
+}

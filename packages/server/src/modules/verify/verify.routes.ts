@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../app.js';
+import { apiKeyIdOf } from '../../plugins/request-context.js';
+
+const Body = Type.Object({
+  oauth_token: Type.Object(
+    { access_token: Type.String({ maxLength: 8192 }) },
+    { additionalProperties: true },
+  ),
+});
+const Answer = Type.Object({ success: Type.Boolean(), reason: Type.Optional(Type.String()) });
+
+/** POST /verify — the specification's section 4.1, for apps without a backend. */
+export function verifyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/verify', { schema: { body: Body, response: { 200: Answer } } }, async (request) => {
+      const result = await ctx.verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
+      return result.success ? { success: true } : { success: false, reason: result.reason };
+    });
+  };
+}

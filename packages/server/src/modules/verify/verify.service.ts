@@ -1,0 +1,96 @@
+import { ACCESS_TOKEN_TYP, type AccessTokenClaims, type VerifyReason, VerifyReasons } from '@tessera/core';
+import type { KeyStore } from '../../keys/key-store.js';
+import { decodeJwt, verifyEs256 } from '../../tokens/jwt.js';
+import type { ProjectsService } from '../projects/projects.service.js';
+import type { RevocationList } from './revocation-list.js';
+
+export type VerifyResult =
+  | { success: true; claims: AccessTokenClaims }
+  | { success: false; reason: VerifyReason };
+
+const CACHE_SIZE = 50_000;
+const KEY_RELOAD_INTERVAL_MS = 10_000;
+
+function shapeOk(p: Record<string, unknown>): boolean {
+  return (
+    typeof p.sub === 'string' &&
+    typeof p.aud === 'string' &&
+    typeof p.sid === 'string' &&
+    typeof p.jti === 'string' &&
+    Number.isInteger(p.exp) &&
+    Number.isInteger(p.iat)
+  );
+}
+
+/**
+ * Verification of access tokens for /verify, introspection and Bearer authentication.
+ *
+ * A token's signature, header and fixed claims are checked once and the result cached (a valid
+ * signature stays valid); expiry, audience, project existence and revocation are checked on
+ * every call. Nothing here reads the database per request: projects and revocations come from
+ * caches bounded in staleness.
+ */
+export class VerifyService {
+  #verified = new Map<string, AccessTokenClaims>();
+  #lastKeyReload = 0;
+
+  constructor(
+    private readonly issuer: string,
+    private readonly leewaySeconds: number,
+    private readonly keys: KeyStore,
+    private readonly projects: ProjectsService,
+    private readonly revocations: RevocationList,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Checks signature, header, type and issuer (not expiry or revocation): the claims or a reason. */
+  async authentic(token: string): Promise<AccessTokenClaims | VerifyReason> {
+    const cached = this.#verified.get(token);
+    if (cached) return cached;
+    const decoded = decodeJwt(token);
+    if (decoded?.header.alg !== 'ES256' || typeof decoded.header.kid !== 'string')
+      return VerifyReasons.invalid;
+    let key = this.keys.get(decoded.header.kid);
+    if (!key && this.now() - this.#lastKeyReload > KEY_RELOAD_INTERVAL_MS) {
+      this.#lastKeyReload = this.now();
+      await this.keys.reload();
+      key = this.keys.get(decoded.header.kid);
+    }
+    if (!key) return VerifyReasons.unknownKey;
+    if (!verifyEs256(decoded, key.publicKey)) return VerifyReasons.invalid;
+    const payload = decoded.payload;
+    if (decoded.header.typ !== ACCESS_TOKEN_TYP || payload.type !== 'access_token')
+      return VerifyReasons.notAccessToken;
+    if (payload.iss !== this.issuer) return VerifyReasons.wrongIssuer;
+    if (!shapeOk(payload)) return VerifyReasons.invalid;
+    const claims = payload as AccessTokenClaims;
+    if (this.#verified.size >= CACHE_SIZE)
+      this.#verified.delete(this.#verified.keys().next().value as string);
+    this.#verified.set(token, claims);
+    return claims;
+  }
+
+  /**
+   * Verifies an access token. `audience` is the API key id the caller expects (the API_KEY_ID
+   * header of /verify); without it any project of this issuer is accepted.
+   */
+  async verify(token: string, audience?: string): Promise<VerifyResult> {
+    const claims = await this.authentic(token);
+    if (typeof claims === 'string') return { success: false, reason: claims };
+    const nowSeconds = this.now() / 1000;
+    if (nowSeconds >= claims.exp + this.leewaySeconds) {
+      this.#verified.delete(token);
+      return { success: false, reason: VerifyReasons.expired };
+    }
+    if (claims.iat > nowSeconds + this.leewaySeconds)
+      return { success: false, reason: VerifyReasons.notYetValid };
+    if (audience !== undefined && claims.aud !== audience)
+      return { success: false, reason: VerifyReasons.wrongAudience };
+    let project = this.projects.cached(claims.aud);
+    if (project === null) project = await this.projects.byApiKeyId(claims.aud);
+    if (!project) return { success: false, reason: VerifyReasons.unknownProject };
+    if (!this.revocations.fresh()) await this.revocations.refresh();
+    if (this.revocations.has(claims.sid)) return { success: false, reason: VerifyReasons.revoked };
+    return { success: true, claims };
+  }
+}
