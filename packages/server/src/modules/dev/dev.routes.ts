@@ -1,14 +1,51 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app.js';
 import { DevOutbox } from '../otp/delivery/index.js';
 
-/** Development only (TESSERA_DELIVERY=dev): the codes that would have been sent. */
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+};
+
+/** The demo app's files (examples/web/public in a checkout); none in an installed package. */
+function demoFiles(): Map<string, { body: Buffer; type: string }> {
+  const dir = fileURLToPath(new URL('../../../../../examples/web/public/', import.meta.url));
+  const files = new Map<string, { body: Buffer; type: string }>();
+  if (!existsSync(dir)) return files;
+  for (const name of readdirSync(dir)) {
+    const type = TYPES[extname(name)];
+    if (type) files.set(name, { body: readFileSync(`${dir}${name}`), type });
+  }
+  return files;
+}
+
+/** Development only (TESSERA_DELIVERY=dev): the outbox of codes and the demo page. */
 export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const outbox = ctx.delivery;
-    if (!(outbox instanceof DevOutbox)) return;
-    app.get('/dev/outbox', async (_request, reply) =>
-      reply.header('cache-control', 'no-store').send(outbox.list()),
-    );
+    if (outbox instanceof DevOutbox) {
+      app.get('/dev/outbox', async (_request, reply) =>
+        reply.header('cache-control', 'no-store').send(outbox.list()),
+      );
+    }
+
+    const files = demoFiles();
+    if (files.size === 0) return;
+    app.get('/demo', async (_request, reply) => reply.redirect('/demo/'));
+    app.get('/demo/config.json', async () => {
+      const demo = await ctx.projects.findByName('demo');
+      return { api_key_id: demo?.api_key_id ?? null, issuer: ctx.config.issuer };
+    });
+    app.get<{ Params: { file?: string } }>('/demo/:file', async (request, reply) => {
+      const file = files.get(request.params.file || 'index.html');
+      if (!file) return reply.callNotFound();
+      return reply.type(file.type).header('cache-control', 'no-cache').send(file.body);
+    });
   };
 }
