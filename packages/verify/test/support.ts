@@ -103,7 +103,10 @@ function answerVerify(state: FakeIssuer, req: IncomingMessage, text: string) {
   state.verifyCalls.push({ headers: req.headers, body });
   const token = (body as { oauth_token?: { access_token?: unknown } } | undefined)?.oauth_token?.access_token;
   if (typeof token !== 'string') {
-    return { status: 400, answer: { success: false, reason: 'Request body must be JSON with an oauth_token' } };
+    return {
+      status: 400,
+      answer: { success: false, reason: 'Request body must be JSON with an oauth_token' },
+    };
   }
   const claims = decodeJwt(token);
   if (req.headers['api_key_id'] !== undefined && claims.aud !== req.headers['api_key_id']) {
@@ -141,7 +144,11 @@ export interface MintOptions {
 }
 
 /** Signs an access token with exactly the claim set of API.md ("Token formats"). */
-export async function mintAccessToken(key: SigningKey, issuer: string, options: MintOptions = {}): Promise<string> {
+export async function mintAccessToken(
+  key: SigningKey,
+  issuer: string,
+  options: MintOptions = {},
+): Promise<string> {
   const claims: Record<string, unknown> = {
     sub: 'usr_8d2f0c',
     client_user_id: 'customer-42',

@@ -149,7 +149,10 @@ describe('createVerifier', () => {
 
   it('fails fast on invalid options', () => {
     assert.throws(() => createVerifier({ issuer: 'auth.example.com', apiKeyId: API_KEY_ID }), TypeError);
-    assert.throws(() => createVerifier({ issuer: 'https://auth.example.com/', apiKeyId: API_KEY_ID }), /trailing|end/);
+    assert.throws(
+      () => createVerifier({ issuer: 'https://auth.example.com/', apiKeyId: API_KEY_ID }),
+      /trailing|end/,
+    );
     assert.throws(() => createVerifier({ issuer: 'https://auth.example.com', apiKeyId: '' }), /apiKeyId/);
     assert.throws(
       () => createVerifier({ issuer: 'https://a.example', apiKeyId: 'k', clockTolerance: -1 }),
@@ -180,7 +183,12 @@ describe('JWKS fetching', () => {
     const newKey = await makeKey('key-2030');
     const idp = await startIssuer([oldKey]);
     try {
-      const verifier = createVerifier({ issuer: idp.issuer, apiKeyId: API_KEY_ID, jwksCooldown: 0, now: () => NOW });
+      const verifier = createVerifier({
+        issuer: idp.issuer,
+        apiKeyId: API_KEY_ID,
+        jwksCooldown: 0,
+        now: () => NOW,
+      });
       await verifier.verify(await mintAccessToken(oldKey, idp.issuer));
       idp.keys = [oldKey, newKey];
       const claims = await verifier.verify(await mintAccessToken(newKey, idp.issuer));
