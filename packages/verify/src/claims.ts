@@ -4,6 +4,14 @@ import { TesseraVerifyError } from './errors.js';
 /**
  * How the user signed in, as named in the access token claim `authentication_method` (note the
  * underscore in `TRUSTED_DEVICE`; the token bundle's `auth_method` spells it with a space).
+ *
+ * @example
+ * ```ts
+ * import type { AuthenticationMethod } from '@tessera/verify';
+ *
+ * const strong: AuthenticationMethod[] = ['PIN', 'BIOMETRIC'];
+ * if (!strong.includes(claims.authentication_method)) throw new Error('step-up required');
+ * ```
  */
 export type AuthenticationMethod = 'OTP' | 'TRUSTED_DEVICE' | 'PIN' | 'BIOMETRIC';
 

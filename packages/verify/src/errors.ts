@@ -11,6 +11,13 @@
  * - `token_revoked` — the session was revoked (online revocation check only, HTTP 401)
  * - `jwks_unavailable` — the issuer's signing keys could not be fetched (HTTP 503)
  * - `verification_unavailable` — the online revocation check could not be completed (HTTP 503)
+ *
+ * @example
+ * ```ts
+ * import type { VerifyErrorCode } from '@tessera/verify';
+ *
+ * const mustRefresh = (code: VerifyErrorCode) => code === 'token_expired';
+ * ```
  */
 export type VerifyErrorCode =
   | 'missing_token'

@@ -14,7 +14,18 @@ declare module 'fastify' {
 export type { AccessTokenClaims } from './claims.js';
 export type { MiddlewareOptions } from './http.js';
 
-/** The hook returned by {@link tesseraAuth}: use it as `preHandler` (or `onRequest`). */
+/**
+ * The hook returned by {@link tesseraAuth}: use it as `preHandler` (or `onRequest`).
+ *
+ * @example
+ * ```ts
+ * const authenticate: TesseraHook = tesseraAuth(verifier);
+ * app.register(async (scope) => {
+ *   scope.addHook('preHandler', authenticate);
+ *   scope.get('/orders', async (request) => listOrders(request.tessera!.sub));
+ * });
+ * ```
+ */
 export type TesseraHook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
 
 /**

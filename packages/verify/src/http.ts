@@ -1,7 +1,19 @@
 import type { TesseraVerifyError } from './errors.js';
 import { createVerifier, type Verifier, type VerifierOptions } from './verifier.js';
 
-/** Options shared by the Express, Fastify and Hono middleware. */
+/**
+ * Options shared by the Express, Fastify and Hono middleware.
+ *
+ * @example
+ * ```ts
+ * app.use(
+ *   tesseraAuth(verifier, {
+ *     realm: 'orders-api',
+ *     onError: (err) => log.warn({ code: err.code, cause: err.cause }),
+ *   }),
+ * );
+ * ```
+ */
 export interface MiddlewareOptions {
   /** The `realm` of the `WWW-Authenticate` challenge. Default: `'tessera'`. */
   realm?: string;
@@ -12,7 +24,14 @@ export interface MiddlewareOptions {
   onError?: (error: TesseraVerifyError) => void;
 }
 
-/** What a middleware sends when a request is rejected. */
+/**
+ * What a middleware sends when a request is rejected; see {@link rejection}.
+ *
+ * @example
+ * ```ts
+ * const { status, headers, body }: Rejection = rejection(err, 'api');
+ * ```
+ */
 export interface Rejection {
   status: 401 | 503;
   headers: Record<string, string>;
@@ -45,7 +64,23 @@ export function resolveMiddlewareOptions(options: MiddlewareOptions = {}): Requi
 /**
  * Builds the RFC 6750 answer to a failed verification: 401 with a `WWW-Authenticate: Bearer`
  * challenge (no `error` attribute when no token was sent, §3.1) or 503 when the issuer could not be
- * reached. The JSON body repeats the stable code and the public message.
+ * reached. The JSON body repeats the stable code and the public message. Use it to write an
+ * adapter for another framework.
+ *
+ * @example
+ * ```ts
+ * import { createVerifier, rejection, TesseraVerifyError } from '@tessera/verify';
+ *
+ * try {
+ *   ctx.state.tessera = await verifier.verifyAuthorization(ctx.get('authorization'));
+ * } catch (err) {
+ *   if (!(err instanceof TesseraVerifyError)) throw err;
+ *   const { status, headers, body } = rejection(err, 'api');
+ *   ctx.status = status;
+ *   ctx.set(headers);
+ *   ctx.body = body;
+ * }
+ * ```
  */
 export function rejection(error: TesseraVerifyError, realm: string): Rejection {
   const body = { error: error.code, error_description: error.message };

@@ -5,7 +5,19 @@ import { TesseraVerifyError } from './errors.js';
 import { fromJoseError } from './jose-errors.js';
 import { createOnlineCheck, type OnlineCheck } from './revocation.js';
 
-/** Options of {@link createVerifier}. */
+/**
+ * Options of {@link createVerifier}.
+ *
+ * @example
+ * ```ts
+ * const options: VerifierOptions = {
+ *   issuer: 'https://auth.example.com',
+ *   apiKeyId: 'pk_live_1234',
+ *   clockTolerance: 10,
+ *   revocation: 'online',
+ * };
+ * ```
+ */
 export interface VerifierOptions {
   /**
    * The Tessera issuer URL, exactly as it appears in the tokens' `iss` claim and without a trailing
@@ -42,7 +54,15 @@ export interface VerifierOptions {
   now?: () => number;
 }
 
-/** A configured verifier of Tessera access tokens, returned by {@link createVerifier}. */
+/**
+ * A configured verifier of Tessera access tokens, returned by {@link createVerifier}. Create one
+ * per process and share it: it holds the JWKS cache.
+ *
+ * @example
+ * ```ts
+ * const verifier: Verifier = createVerifier({ issuer, apiKeyId });
+ * ```
+ */
 export interface Verifier {
   /**
    * Verifies an access token and returns its claims. Throws {@link TesseraVerifyError}.
