@@ -13,12 +13,24 @@ import { randomUUID } from './crypto/random.js';
 import type { Db } from './db/connect.js';
 import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys } from './keys/rotation.js';
+import { AuditLog } from './modules/audit/audit.service.js';
+import { biometricRoutes } from './modules/biometric/biometric.routes.js';
+import { BiometricService } from './modules/biometric/biometric.service.js';
+import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
+import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
+import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { devRoutes } from './modules/dev/dev.routes.js';
+import { DeviceRepository } from './modules/device/device.repository.js';
+import { deviceRoutes } from './modules/device/device.routes.js';
+import { DeviceService } from './modules/device/device.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import type { Delivery } from './modules/otp/delivery/index.js';
 import { OtpRepository } from './modules/otp/otp.repository.js';
 import { otpRoutes } from './modules/otp/otp.routes.js';
 import { OtpService } from './modules/otp/otp.service.js';
+import { PinRepository } from './modules/pin/pin.repository.js';
+import { pinRoutes } from './modules/pin/pin.routes.js';
+import { PinService } from './modules/pin/pin.service.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { oauthRoutes } from './modules/session/oauth.routes.js';
@@ -28,6 +40,7 @@ import { RevocationList } from './modules/verify/revocation-list.js';
 import { verifyRoutes } from './modules/verify/verify.routes.js';
 import { VerifyService } from './modules/verify/verify.service.js';
 import { wellKnownRoutes } from './modules/wellknown/wellknown.routes.js';
+import { requireBearer } from './plugins/bearer.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
@@ -56,8 +69,16 @@ export interface AppContext {
   verify: VerifyService;
   revocations: RevocationList;
   limiter: RateLimiter;
+  users: UsersRepository;
+  sessions: SessionRepository;
+  audit: AuditLog;
+  challenges: ChallengesService;
+  devices: DeviceService;
+  pin: PinService;
+  biometric: BiometricService;
   hooks: {
     project: preHandlerAsyncHookHandler;
+    bearer: preHandlerAsyncHookHandler;
     ipLimit(scope: string): preHandlerAsyncHookHandler;
   };
 }
@@ -76,6 +97,11 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     1000,
     now,
   );
+  const audit = new AuditLog(
+    db,
+    (error) => deps.logger.error({ err: error }, 'audit event not recorded'),
+    now,
+  );
   const tokens = new TokenService(
     config,
     keys,
@@ -83,9 +109,42 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     { user: (id) => users.findById(id), project: (id) => projectsRepository.findById(id) },
     masterKey.derive('refresh-successor'),
     undefined,
-    { revoked: (sid) => revocations.add(sid) },
+    {
+      revoked: (sid) => revocations.add(sid),
+      reuseDetected: (session) =>
+        void audit.record({
+          projectId: session.project_id,
+          userId: session.user_id,
+          type: 'refresh.reuse_detected',
+          data: { session_id: session.id },
+        }),
+    },
     now,
   );
+  const verify = new VerifyService(config.issuer, config.clockLeeway, keys, projects, revocations, now);
+  const challenges = new ChallengesService(new ChallengesRepository(db), now);
+  const devices = new DeviceService(
+    new DeviceRepository(db),
+    users,
+    challenges,
+    tokens,
+    limiter,
+    config.rateLimits.otpStartPerIdentifier,
+    audit,
+    (ids) => {
+      for (const id of ids) revocations.add(id);
+    },
+    now,
+  );
+  const pin = new PinService(
+    new PinRepository(db),
+    sessions,
+    devices,
+    audit,
+    masterKey.derive('pin-pepper'),
+    now,
+  );
+  const biometric = new BiometricService(new PasskeyRepository(db), users, challenges, tokens, audit, now);
   const otp = new OtpService(
     config,
     new OtpRepository(db),
@@ -94,10 +153,23 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     limiter,
     deps.delivery,
     masterKey.derive('otp-code-mac'),
-    {},
+    {
+      sent: (project, channel) =>
+        void audit.record({ projectId: project.id, type: 'otp.sent', data: { channel } }),
+      signedIn: async (project, user) => {
+        await pin.unlock(project.id, user.id);
+        await audit.record({
+          projectId: project.id,
+          userId: user.id,
+          type: 'signin.succeeded',
+          data: { method: 'OTP' },
+        });
+      },
+      failed: (project, reason) =>
+        void audit.record({ projectId: project.id, type: 'signin.failed', data: { method: 'OTP', reason } }),
+    },
     now,
   );
-  const verify = new VerifyService(config.issuer, config.clockLeeway, keys, projects, revocations, now);
   return {
     config,
     db,
@@ -109,8 +181,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     verify,
     revocations,
     limiter,
+    users,
+    sessions,
+    audit,
+    challenges,
+    devices,
+    pin,
+    biometric,
     hooks: {
       project: requireProject(projects),
+      bearer: requireBearer(verify, projects, users),
       ipLimit: (scope) => limitPerIp(limiter, scope, config.rateLimits.perIp),
     },
   };
@@ -159,6 +239,9 @@ export async function buildApp(
   await app.register(verifyRoutes(ctx));
   await app.register(otpRoutes(ctx));
   await app.register(oauthRoutes(ctx));
+  await app.register(deviceRoutes(ctx));
+  await app.register(pinRoutes(ctx));
+  await app.register(biometricRoutes(ctx));
   if (ctx.config.delivery.mode === 'dev') await app.register(devRoutes(ctx));
 
   ctx.revocations.start();

@@ -84,6 +84,70 @@ export interface RefreshTokenTable {
   successor_enc: string | null;
 }
 
+export interface DeviceTable {
+  id: string;
+  project_id: string;
+  user_id: string;
+  /** The device's public P-256 JWK (x, y only). */
+  public_jwk: string;
+  /** RFC 7638 thumbprint: one registration per key and project. */
+  thumbprint: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface PinTable {
+  user_id: string;
+  /** scrypt$N$r$p$salt$hash of HMAC(pepper, pin). */
+  hash: string;
+  failed_attempts: number;
+  locked_at: number | null;
+  updated_at: number;
+}
+
+export interface PasskeyTable {
+  /** The credential id, base64url. */
+  id: string;
+  project_id: string;
+  user_id: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  transports: string;
+  device_type: string;
+  backed_up: number;
+  aaguid: string | null;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface ChallengeTable {
+  id: string;
+  project_id: string;
+  /** device-register | device-signin | pin-signin | passkey-register | passkey-signin */
+  kind: string;
+  user_id: string | null;
+  device_id: string | null;
+  /** The nonce or WebAuthn challenge, base64url. */
+  challenge: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface AuditEventTable {
+  id: string;
+  project_id: string;
+  user_id: string | null;
+  type: string;
+  /** JSON; never a secret, never an identifier the integrator does not already know. */
+  data: string;
+  ip: string | null;
+  created_at: number;
+}
+
 export interface Database {
   projects: ProjectTable;
   signing_keys: SigningKeyTable;
@@ -92,7 +156,16 @@ export interface Database {
   rate_limits: RateLimitTable;
   sessions: SessionTable;
   refresh_tokens: RefreshTokenTable;
+  devices: DeviceTable;
+  pins: PinTable;
+  passkeys: PasskeyTable;
+  challenges: ChallengeTable;
+  audit_events: AuditEventTable;
 }
+
+export type Device = Selectable<DeviceTable>;
+export type Passkey = Selectable<PasskeyTable>;
+export type Challenge = Selectable<ChallengeTable>;
 
 export type Project = Selectable<ProjectTable>;
 export type User = Selectable<UserTable>;

@@ -22,6 +22,7 @@ export type SignInResult = { oauth_token: OAuthTokenBundle } | { user_id: string
 
 /** Hooks other modules attach to a successful OTP sign-in (e.g. lifting a PIN lock). */
 export interface OtpListener {
+  sent?(project: Project, channel: 'email' | 'sms'): void;
   signedIn?(project: Project, user: User): Promise<void>;
   failed?(project: Project, reason: string): void;
 }
@@ -95,6 +96,7 @@ export class OtpService {
         cause: error instanceof DeliveryError ? error.message : 'delivery failed',
       });
     }
+    this.listener.sent?.(project, identifier.channel);
     return { challenge_id: id, channel: identifier.channel, expires_in: ttl, resend_after: resendInterval };
   }
 

@@ -1,0 +1,50 @@
+import type { Db } from '../../db/connect.js';
+import type { Challenge } from '../../db/schema.js';
+
+export type ChallengeKind =
+  | 'device-register'
+  | 'device-signin'
+  | 'pin-signin'
+  | 'passkey-register'
+  | 'passkey-signin';
+
+/** Single-use, expiring challenges of the device, PIN and passkey ceremonies. */
+export class ChallengesRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(challenge: Challenge): Promise<void> {
+    await this.db.kysely.insertInto('challenges').values(challenge).execute();
+  }
+
+  /**
+   * Consumes a challenge in one statement: exactly one caller gets the row, and only while it
+   * is unexpired, unused, of this kind and of this project.
+   */
+  consume(projectId: string, id: string, kind: ChallengeKind, now: number): Promise<Challenge | undefined> {
+    return this.db.kysely
+      .updateTable('challenges')
+      .set({ consumed_at: now })
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('kind', '=', kind)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Why a challenge could not be consumed, for a precise error. */
+  async why(projectId: string, id: string, kind: ChallengeKind): Promise<'not_found' | 'used' | 'expired'> {
+    const row = await this.db.kysely
+      .selectFrom('challenges')
+      .select(['consumed_at', 'project_id', 'kind'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row || row.project_id !== projectId || row.kind !== kind) return 'not_found';
+    return row.consumed_at !== null ? 'used' : 'expired';
+  }
+
+  async prune(before: number): Promise<void> {
+    await this.db.kysely.deleteFrom('challenges').where('expires_at', '<', before).execute();
+  }
+}

@@ -1,0 +1,232 @@
+import { type AuthMethod, ErrorCodes } from '@tessera/core';
+import type { RateLimit } from '../../config/index.js';
+import { randomId } from '../../crypto/random.js';
+import type { Device, Project, User } from '../../db/schema.js';
+import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
+import type { Authenticated } from '../../plugins/bearer.js';
+import type { RateLimiter } from '../../plugins/rate-limiter.js';
+import type { TokenService } from '../../tokens/token.service.js';
+import type { AuditLog } from '../audit/audit.service.js';
+import type { ChallengeKind } from '../challenges/challenges.repository.js';
+import type { ChallengesService } from '../challenges/challenges.service.js';
+import type { SignInResult } from '../otp/otp.service.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import type { DeviceRepository } from './device.repository.js';
+import {
+  importDeviceKey,
+  type SignaturePurpose,
+  signedMessage,
+  verifyDeviceSignature,
+} from './device-key.js';
+
+/** Device challenges live two minutes. */
+export const DEVICE_CHALLENGE_TTL = 120;
+
+export interface DeviceView {
+  device_id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export function deviceView(device: Device): DeviceView {
+  return {
+    device_id: device.id,
+    name: device.name,
+    created_at: new Date(device.created_at).toISOString(),
+    last_used_at: device.last_used_at === null ? null : new Date(device.last_used_at).toISOString(),
+  };
+}
+
+export interface DeviceChallenge {
+  challenge_id: string;
+  nonce: string;
+  expires_in: number;
+}
+
+const KIND_PURPOSE: Record<'device-signin' | 'pin-signin', SignaturePurpose> = {
+  'device-signin': 'device-signin',
+  'pin-signin': 'pin-signin',
+};
+
+/** Trusted devices: registration with proof of possession, challenge–response sign-in. */
+export class DeviceService {
+  constructor(
+    private readonly repository: DeviceRepository,
+    private readonly users: UsersRepository,
+    private readonly challenges: ChallengesService,
+    private readonly tokens: TokenService,
+    private readonly limiter: RateLimiter,
+    private readonly perSubject: RateLimit,
+    private readonly audit: AuditLog,
+    private readonly onSessionsRevoked: (ids: string[]) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async registrationChallenge(auth: Authenticated): Promise<DeviceChallenge> {
+    const challenge = await this.challenges.issue(auth.project.id, 'device-register', DEVICE_CHALLENGE_TTL, {
+      userId: auth.user.id,
+    });
+    return { challenge_id: challenge.id, nonce: challenge.challenge, expires_in: DEVICE_CHALLENGE_TTL };
+  }
+
+  async register(
+    auth: Authenticated,
+    input: { challenge_id: string; public_key: unknown; signature: string; name?: string },
+  ) {
+    const key = importDeviceKey(input.public_key);
+    const challenge = await this.challenges.consume(auth.project.id, input.challenge_id, 'device-register');
+    if (challenge.user_id !== auth.user.id)
+      throw badRequest('no such challenge for this user', ErrorCodes.challengeNotFound);
+    const message = signedMessage(
+      'device-register',
+      auth.project.api_key_id,
+      challenge.id,
+      challenge.challenge,
+    );
+    if (!verifyDeviceSignature(key.key, message, input.signature)) {
+      throw new TesseraError(
+        401,
+        ErrorCodes.invalidSignature,
+        'the signature does not prove possession of this key',
+      );
+    }
+    const device: Device = {
+      id: randomId('dev'),
+      project_id: auth.project.id,
+      user_id: auth.user.id,
+      public_jwk: JSON.stringify(key.jwk),
+      thumbprint: key.thumbprint,
+      name: input.name?.trim() || 'Trusted device',
+      created_at: this.now(),
+      last_used_at: null,
+    };
+    if (!(await this.repository.insert(device))) {
+      throw new TesseraError(
+        409,
+        ErrorCodes.deviceAlreadyRegistered,
+        'this public key is already registered',
+      );
+    }
+    await this.audit.record({
+      projectId: auth.project.id,
+      userId: auth.user.id,
+      type: 'device.added',
+      data: { device_id: device.id },
+    });
+    return deviceView(device);
+  }
+
+  async list(userId: string): Promise<DeviceView[]> {
+    return (await this.repository.listByUser(userId)).map(deviceView);
+  }
+
+  async rename(userId: string, deviceId: string, name: string): Promise<DeviceView> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 100) throw badRequest('name must be 1 to 100 characters');
+    if (!(await this.repository.rename(userId, deviceId, trimmed)))
+      throw notFound('no such device', ErrorCodes.deviceNotFound);
+    const devices = await this.repository.listByUser(userId);
+    return deviceView(devices.find((d) => d.id === deviceId)!);
+  }
+
+  /** Removes a device and ends the sessions it started. */
+  async remove(projectId: string, userId: string, deviceId: string): Promise<void> {
+    const revoked = await this.repository.remove(userId, deviceId, this.now());
+    if (!revoked) throw notFound('no such device', ErrorCodes.deviceNotFound);
+    this.onSessionsRevoked(revoked);
+    await this.audit.record({
+      projectId,
+      userId,
+      type: 'device.removed',
+      data: { device_id: deviceId, sessions_revoked: revoked.length },
+    });
+  }
+
+  /** Starts a device (or PIN) sign-in: a nonce bound to the project and the device. */
+  async signInChallenge(
+    project: Project,
+    deviceId: string,
+    kind: 'device-signin' | 'pin-signin',
+  ): Promise<DeviceChallenge> {
+    const limit = await this.limiter.hit(`${kind}-start`, `${project.id}\0${deviceId}`, this.perSubject);
+    if (!limit.allowed) throw tooManyRequests('too many sign-in attempts for this device', limit.retryAfter);
+    const device = await this.repository.find(project.id, deviceId);
+    if (!device) throw badRequest('no such device in this project', ErrorCodes.deviceNotFound);
+    const challenge = await this.challenges.issue(project.id, kind, DEVICE_CHALLENGE_TTL, {
+      userId: device.user_id,
+      deviceId: device.id,
+    });
+    return { challenge_id: challenge.id, nonce: challenge.challenge, expires_in: DEVICE_CHALLENGE_TTL };
+  }
+
+  /**
+   * Consumes a sign-in challenge and checks the device's signature over it. The challenge is
+   * spent whatever the outcome: one signature check per nonce.
+   */
+  async checkSignature(
+    project: Project,
+    challengeId: string,
+    kind: ChallengeKind & keyof typeof KIND_PURPOSE,
+    signature: string,
+  ) {
+    const challenge = await this.challenges.consume(project.id, challengeId, kind);
+    const device = challenge.device_id
+      ? await this.repository.find(project.id, challenge.device_id)
+      : undefined;
+    if (!device) throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    const key = importDeviceKey(JSON.parse(device.public_jwk));
+    const message = signedMessage(KIND_PURPOSE[kind], project.api_key_id, challenge.id, challenge.challenge);
+    if (!verifyDeviceSignature(key.key, message, signature)) {
+      await this.audit.record({
+        projectId: project.id,
+        userId: device.user_id,
+        type: 'signin.failed',
+        data: {
+          method: kind === 'pin-signin' ? 'PIN' : 'TRUSTED DEVICE',
+          reason: 'invalid_signature',
+          device_id: device.id,
+        },
+      });
+      throw new TesseraError(
+        401,
+        ErrorCodes.invalidSignature,
+        'the device signature is not valid for this challenge',
+      );
+    }
+    const user = await this.users.findById(device.user_id);
+    if (!user) throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    return { device, user };
+  }
+
+  /** Ends a device-backed sign-in: session bound to the device, bundle or ids. */
+  async finish(
+    project: Project,
+    user: User,
+    device: Device,
+    method: AuthMethod,
+    getOAuthToken: boolean,
+  ): Promise<SignInResult> {
+    const now = this.now();
+    await this.repository.touch(device.id, now);
+    await this.users.touchSignIn(user.id, now);
+    await this.audit.record({
+      projectId: project.id,
+      userId: user.id,
+      type: 'signin.succeeded',
+      data: { method, device_id: device.id },
+    });
+    if (!getOAuthToken) return { user_id: user.id, auth_method: method };
+    return { oauth_token: await this.tokens.startSession(project, user, method, { deviceId: device.id }) };
+  }
+
+  async signIn(
+    project: Project,
+    challengeId: string,
+    signature: string,
+    getOAuthToken: boolean,
+  ): Promise<SignInResult> {
+    const { device, user } = await this.checkSignature(project, challengeId, 'device-signin', signature);
+    return this.finish(project, user, device, 'TRUSTED DEVICE', getOAuthToken);
+  }
+}

@@ -1,0 +1,147 @@
+import { ErrorCodes } from '@tessera/core';
+import type { Project } from '../../db/schema.js';
+import { badRequest, TesseraError } from '../../errors.js';
+import type { Authenticated } from '../../plugins/bearer.js';
+import type { AuditLog } from '../audit/audit.service.js';
+import type { DeviceService } from '../device/device.service.js';
+import type { SignInResult } from '../otp/otp.service.js';
+import type { SessionRepository } from '../session/session.repository.js';
+import { MAX_PIN_ATTEMPTS, type PinRepository } from './pin.repository.js';
+import { hashPin, verifyPin, weakPinReason } from './pin-hash.js';
+
+/** Changing or removing a PIN without the current one needs a sign-in this recent. */
+export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
+
+/** PIN: knowledge on a trusted device. Set while signed in; used with a device signature. */
+export class PinService {
+  constructor(
+    private readonly repository: PinRepository,
+    private readonly sessions: SessionRepository,
+    private readonly devices: DeviceService,
+    private readonly audit: AuditLog,
+    private readonly pepper: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The current PIN, or a sign-in within the last ten minutes, is needed to replace one. */
+  async #requireReauthentication(
+    auth: Authenticated,
+    currentPin: string | undefined,
+    stored: string,
+  ): Promise<void> {
+    if (currentPin !== undefined) {
+      if (!(await verifyPin(this.pepper, currentPin, stored))) {
+        throw new TesseraError(403, ErrorCodes.invalidPin, 'the current PIN is not correct');
+      }
+      return;
+    }
+    const session = await this.sessions.findById(auth.claims.sid);
+    if (!session || this.now() - session.auth_time > RECENT_SIGN_IN_MS) {
+      throw new TesseraError(
+        403,
+        ErrorCodes.reauthenticationRequired,
+        'send current_pin, or sign in again, to change the PIN',
+      );
+    }
+  }
+
+  async set(auth: Authenticated, pin: string, currentPin?: string): Promise<{ pin_set: true }> {
+    const weak = weakPinReason(pin);
+    if (weak) throw badRequest(weak, ErrorCodes.weakPin);
+    const existing = await this.repository.find(auth.user.id);
+    if (existing) await this.#requireReauthentication(auth, currentPin, existing.hash);
+    await this.repository.upsert(auth.user.id, await hashPin(this.pepper, pin), this.now());
+    await this.audit.record({
+      projectId: auth.project.id,
+      userId: auth.user.id,
+      type: existing ? 'pin.changed' : 'pin.set',
+    });
+    return { pin_set: true };
+  }
+
+  async remove(auth: Authenticated, currentPin?: string): Promise<void> {
+    const existing = await this.repository.find(auth.user.id);
+    if (!existing) throw badRequest('no PIN is set', ErrorCodes.pinNotSet);
+    await this.#requireReauthentication(auth, currentPin, existing.hash);
+    await this.repository.remove(auth.user.id);
+    await this.audit.record({ projectId: auth.project.id, userId: auth.user.id, type: 'pin.removed' });
+  }
+
+  async status(userId: string): Promise<{ pin_set: boolean; locked: boolean; attempts_left: number }> {
+    const row = await this.repository.find(userId);
+    if (!row) return { pin_set: false, locked: false, attempts_left: 0 };
+    return {
+      pin_set: true,
+      locked: row.failed_attempts >= MAX_PIN_ATTEMPTS,
+      attempts_left: MAX_PIN_ATTEMPTS - row.failed_attempts,
+    };
+  }
+
+  /**
+   * PIN sign-in: the device's signature first (no PIN attempt is spent on a forged one), then
+   * one PIN attempt taken atomically. Five wrong PINs lock PIN sign-in until an OTP sign-in.
+   */
+  async signIn(
+    project: Project,
+    input: { challenge_id: string; signature: string; pin: string; getOAuthToken?: boolean },
+  ): Promise<SignInResult> {
+    const { device, user } = await this.devices.checkSignature(
+      project,
+      input.challenge_id,
+      'pin-signin',
+      input.signature,
+    );
+    const attempt = await this.repository.reserveAttempt(user.id);
+    if (!attempt) {
+      const stored = await this.repository.find(user.id);
+      if (!stored) throw badRequest('no PIN is set for this user', ErrorCodes.pinNotSet);
+      await this.audit.record({
+        projectId: project.id,
+        userId: user.id,
+        type: 'signin.failed',
+        data: { method: 'PIN', reason: 'pin_locked' },
+      });
+      throw new TesseraError(
+        423,
+        ErrorCodes.pinLocked,
+        'PIN sign-in is locked after too many wrong PINs; sign in with a one-time code to unlock it',
+      );
+    }
+    // The format is checked after the attempt is taken, so a malformed PIN costs an attempt too
+    // and answers take the same path whatever was sent.
+    if (!/^\d{4,12}$/.test(input.pin) || !(await verifyPin(this.pepper, input.pin, attempt.hash))) {
+      const left = MAX_PIN_ATTEMPTS - attempt.failed_attempts;
+      await this.audit.record({
+        projectId: project.id,
+        userId: user.id,
+        type: 'signin.failed',
+        data: { method: 'PIN', reason: 'invalid_pin' },
+      });
+      if (left <= 0) {
+        if (await this.repository.lock(user.id, this.now())) {
+          await this.audit.record({ projectId: project.id, userId: user.id, type: 'pin.locked' });
+        }
+        throw new TesseraError(
+          423,
+          ErrorCodes.pinLocked,
+          'wrong PIN; PIN sign-in is now locked until you sign in with a one-time code',
+        );
+      }
+      throw new TesseraError(
+        401,
+        ErrorCodes.invalidPin,
+        `wrong PIN; ${left} attempt${left === 1 ? '' : 's'} left`,
+      );
+    }
+    await this.repository.reset(user.id);
+    return this.devices.finish(project, user, device, 'PIN', input.getOAuthToken === true);
+  }
+
+  /** An OTP sign-in lifts a PIN lock. */
+  async unlock(projectId: string, userId: string): Promise<void> {
+    const row = await this.repository.find(userId);
+    if (row && row.failed_attempts > 0 && (await this.repository.reset(userId)) && row.locked_at !== null) {
+      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
+    }
+  }
+}
