@@ -1,4 +1,5 @@
 import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -12,18 +13,23 @@ import type { MasterKey } from './crypto/master-key.js';
 import { randomUUID } from './crypto/random.js';
 import type { Db } from './db/connect.js';
 import type { KeyStore } from './keys/key-store.js';
-import { advanceKeys } from './keys/rotation.js';
+import { advanceKeys, rotateKeys } from './keys/rotation.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import { biometricRoutes } from './modules/biometric/biometric.routes.js';
 import { BiometricService } from './modules/biometric/biometric.service.js';
 import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
 import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
 import { ChallengesService } from './modules/challenges/challenges.service.js';
+import { ClaimsService } from './modules/claims/claims.service.js';
 import { devRoutes } from './modules/dev/dev.routes.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { DeviceService } from './modules/device/device.service.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { Metrics } from './modules/metrics/metrics.js';
+import { metricsRoutes } from './modules/metrics/metrics.routes.js';
 import type { Delivery } from './modules/otp/delivery/index.js';
 import { OtpRepository } from './modules/otp/otp.repository.js';
 import { otpRoutes } from './modules/otp/otp.routes.js';
@@ -33,16 +39,22 @@ import { pinRoutes } from './modules/pin/pin.routes.js';
 import { PinService } from './modules/pin/pin.service.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { introspectionRoutes } from './modules/session/introspection.routes.js';
 import { oauthRoutes } from './modules/session/oauth.routes.js';
 import { SessionRepository } from './modules/session/session.repository.js';
 import { UsersRepository } from './modules/users/users.repository.js';
+import { usersRoutes } from './modules/users/users.routes.js';
+import { UsersService } from './modules/users/users.service.js';
 import { RevocationList } from './modules/verify/revocation-list.js';
 import { verifyRoutes } from './modules/verify/verify.routes.js';
 import { VerifyService } from './modules/verify/verify.service.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { wellKnownRoutes } from './modules/wellknown/wellknown.routes.js';
 import { requireBearer } from './plugins/bearer.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
+import { requireIntegrator } from './plugins/integrator.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
 import { limitPerIp, requireProject } from './plugins/request-context.js';
 import { TokenService } from './tokens/token.service.js';
@@ -76,9 +88,14 @@ export interface AppContext {
   devices: DeviceService;
   pin: PinService;
   biometric: BiometricService;
+  claims: ClaimsService;
+  usersService: UsersService;
+  webhooks: WebhooksService;
+  metrics: Metrics;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
+    integrator: preHandlerAsyncHookHandler;
     ipLimit(scope: string): preHandlerAsyncHookHandler;
   };
 }
@@ -102,38 +119,73 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.error({ err: error }, 'audit event not recorded'),
     now,
   );
+  const metrics = new Metrics();
+  const claims = new ClaimsService(db, now);
+  const webhooks = new WebhooksService(
+    db,
+    masterKey.derive('webhook-secret'),
+    {
+      backoff: config.webhooks.backoff,
+      timeoutMs: config.webhooks.timeoutMs,
+      allowHttp: config.env !== 'production',
+    },
+    deps.logger,
+    now,
+  );
+  webhooks.onDelivery((outcome) => metrics.webhookDeliveries.inc({ outcome }));
+  audit.subscribe((event) => {
+    if (event.type === 'signin.succeeded' || event.type === 'signin.failed') {
+      metrics.signIns.inc({
+        method: String(event.data?.method ?? 'unknown'),
+        outcome: event.type === 'signin.succeeded' ? 'success' : 'failure',
+      });
+    }
+    webhooks.enqueue(event).catch((err) => deps.logger.error({ err }, 'webhook delivery not queued'));
+  });
+  const revokedLocally = (ids: string[]) => {
+    for (const id of ids) revocations.add(id);
+  };
   const tokens = new TokenService(
     config,
     keys,
     sessions,
     { user: (id) => users.findById(id), project: (id) => projectsRepository.findById(id) },
     masterKey.derive('refresh-successor'),
-    undefined,
+    claims,
     {
+      refreshed: (session) => {
+        metrics.refreshes.inc();
+        void audit.record({
+          projectId: session.project_id,
+          userId: session.user_id,
+          type: 'refresh',
+          data: { session_id: session.id },
+        });
+      },
       revoked: (sid) => revocations.add(sid),
-      reuseDetected: (session) =>
+      reuseDetected: (session) => {
+        metrics.reuseDetections.inc();
         void audit.record({
           projectId: session.project_id,
           userId: session.user_id,
           type: 'refresh.reuse_detected',
           data: { session_id: session.id },
-        }),
+        });
+      },
     },
     now,
   );
   const verify = new VerifyService(config.issuer, config.clockLeeway, keys, projects, revocations, now);
   const challenges = new ChallengesService(new ChallengesRepository(db), now);
   const devices = new DeviceService(
-    new DeviceRepository(db),
+    new DeviceRepository(db, sessions),
     users,
     challenges,
     tokens,
     limiter,
     config.rateLimits.otpStartPerIdentifier,
     audit,
-    (ids) => {
-      for (const id of ids) revocations.add(id);
-    },
+    revokedLocally,
     now,
   );
   const pin = new PinService(
@@ -188,12 +240,52 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     devices,
     pin,
     biometric,
+    claims,
+    usersService: new UsersService(db, users, sessions, audit, revokedLocally, now),
+    webhooks,
+    metrics,
     hooks: {
       project: requireProject(projects),
       bearer: requireBearer(verify, projects, users),
+      integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(limiter, scope, config.rateLimits.perIp),
     },
   };
+}
+
+/**
+ * Periodic work every instance may do at once (each step is idempotent): expired rows go, keys
+ * move along their life cycle, and an automatic rotation starts when one is due.
+ */
+export async function runHousekeeping(ctx: AppContext, now: number): Promise<void> {
+  const { config } = ctx;
+  const day = 86_400_000;
+  await ctx.limiter.prune();
+  await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
+  await ctx.webhooks.prune(now - 30 * day);
+  const period = config.keys.rotationPeriod * 1000;
+  if (period > 0) {
+    const keys = ctx.keys.list();
+    const newest = keys.filter((k) => k.status === 'active').at(-1);
+    const pending = keys.some((k) => k.status === 'next');
+    if (newest?.activatedAt != null && !pending && now - newest.activatedAt >= period) {
+      const kid = await rotateKeys(ctx.keys, config, undefined, now);
+      await recordKeyRotation(ctx.audit, await ctx.projects.list(), kid, 'automatic');
+    }
+  }
+  await advanceKeys(ctx.db, config, now);
+  await ctx.keys.reload();
+}
+
+/** A signing-key rotation concerns every project: each gets the event (and its webhooks). */
+export async function recordKeyRotation(
+  audit: AuditLog,
+  projects: Array<{ id: string }>,
+  kid: string,
+  by: string,
+): Promise<void> {
+  for (const project of projects)
+    await audit.record({ projectId: project.id, type: 'key.rotated', data: { kid, by } });
 }
 
 /**
@@ -217,19 +309,23 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
-  // One access-log line per request: failures at info, successes at debug (cheap when off).
+  // One access-log line per request (failures at info, successes at debug) and the metrics.
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    ctx.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    ctx.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     const level = reply.statusCode >= 400 ? 'info' : 'debug';
     if (!(request.log as Logger).isLevelEnabled(level)) return;
     request.log[level](
-      {
-        method: request.method,
-        url: request.routeOptions.url ?? request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
+      { method: request.method, url: route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request completed',
     );
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Tessera', version: '0.1.0', description: 'Authentication token service' },
+      servers: [{ url: config.issuer }],
+    },
   });
   await registerCors(app, ctx.projects);
   await app.register(formbody, { bodyLimit: config.bodyLimit });
@@ -242,19 +338,25 @@ export async function buildApp(
   await app.register(deviceRoutes(ctx));
   await app.register(pinRoutes(ctx));
   await app.register(biometricRoutes(ctx));
+  await app.register(introspectionRoutes(ctx));
+  await app.register(usersRoutes(ctx));
+  await app.register(auditRoutes(ctx));
+  await app.register(webhooksRoutes(ctx));
+  await app.register(metricsRoutes(ctx));
+  await app.register(docsRoutes());
   if (ctx.config.delivery.mode === 'dev') await app.register(devRoutes(ctx));
 
   ctx.revocations.start();
+  ctx.webhooks.start();
+  const clock = deps.now ?? Date.now;
   const housekeeping = setInterval(() => {
-    Promise.all([
-      ctx.limiter.prune(),
-      advanceKeys(ctx.db, config, (deps.now ?? Date.now)()).then(() => ctx.keys.reload()),
-    ]).catch((err) => app.log.warn({ err }, 'housekeeping failed'));
+    runHousekeeping(ctx, clock()).catch((err) => app.log.warn({ err }, 'housekeeping failed'));
   }, 60_000);
   housekeeping.unref();
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);
     ctx.revocations.stop();
+    await ctx.webhooks.stop();
     await ctx.delivery.close();
   });
   return { app, ctx };

@@ -1,12 +1,20 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { recordKeyRotation } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
-import { connect, migrate } from './db/connect.js';
+import { connect, type Db, migrate } from './db/connect.js';
 import { rotateKeys } from './keys/rotation.js';
 import { createLogger } from './logger.js';
 import { openRuntime, serve } from './main.js';
+import { AuditLog } from './modules/audit/audit.service.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+
+function auditLog(db: Db): AuditLog {
+  return new AuditLog(db, (error) => {
+    throw error;
+  });
+}
 
 function config(): Readonly<Config> {
   return loadConfig(process.env);
@@ -117,6 +125,11 @@ projects
       const apiKeyId = ref.startsWith('pk_') ? ref : (await service.findByName(ref))?.api_key_id;
       if (!apiKeyId) throw new ConfigError(`no project named ${ref}`);
       const rotated = await service.rotateSecret(apiKeyId);
+      await auditLog(db).record({
+        projectId: rotated.project_id,
+        type: 'project.secret_rotated',
+        data: { by: 'cli' },
+      });
       if (opts.json)
         console.log(
           JSON.stringify({ api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret }),
@@ -155,6 +168,8 @@ keys
   .action(async (opts: { delay?: number }) => {
     await withRuntime(async ({ keys: store }, cfg) => {
       const kid = await rotateKeys(store, cfg, opts.delay);
+      const projects = await new ProjectsService(new ProjectsRepository(store.db)).list();
+      await recordKeyRotation(auditLog(store.db), projects, kid, 'cli');
       console.log(`key ${kid} published; it starts signing in ${opts.delay ?? cfg.keys.rotationDelay} s`);
     });
   });

@@ -43,7 +43,15 @@ export interface Config {
     smsToken: string | undefined;
     smsFrom: string | undefined;
   };
-  keys: { rotationDelay: number };
+  keys: {
+    /** Seconds between publishing a new key and signing with it. */
+    rotationDelay: number;
+    /** Seconds between automatic rotations; 0 turns them off. */
+    rotationPeriod: number;
+  };
+  webhooks: { backoff: number[]; timeoutMs: number };
+  /** Bearer token for GET /metrics; unset leaves it open (bind it to an internal network). */
+  metricsToken: string | undefined;
   /** Create the `demo` project on first start and print its credentials. */
   demo: boolean;
 }
@@ -78,6 +86,30 @@ function rateLimit(env: Env, name: string, fallback: RateLimit): RateLimit {
   const window = Number(match[2]);
   if (limit < 1 || window < 1) throw new ConfigError(`${name} needs a limit and a window of at least 1`);
   return { limit, window };
+}
+
+function secondsList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 20 || parts.some((p) => !/^\d{1,6}$/.test(p))) {
+    throw new ConfigError(
+      `${name} must be a comma-separated list of up to 20 delays in seconds, e.g. "5,60,300"`,
+    );
+  }
+  return parts.map(Number);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Checked here: pino's own error for an unknown level names no variable. */
+function logLevel(env: Env, fallback: string): string {
+  const raw = env.TESSERA_LOG_LEVEL;
+  if (raw === undefined || raw === '') return fallback;
+  if (!LOG_LEVELS.includes(raw)) {
+    throw new ConfigError(`TESSERA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return raw;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -148,7 +180,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl,
     dataDir,
     masterKey,
-    logLevel: env.TESSERA_LOG_LEVEL || (rawEnv === 'test' ? 'silent' : 'info'),
+    logLevel: logLevel(env, rawEnv === 'test' ? 'silent' : 'info'),
     trustProxy: bool(env, 'TESSERA_TRUST_PROXY', false),
     bodyLimit: int(env, 'TESSERA_BODY_LIMIT', 16 * 1024, 1024, 1024 * 1024),
     accessTokenTtl,
@@ -174,7 +206,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       smsToken: env.TESSERA_SMS_TOKEN || undefined,
       smsFrom: env.TESSERA_SMS_FROM || undefined,
     },
-    keys: { rotationDelay: int(env, 'TESSERA_KEY_ROTATION_DELAY', 86400, 0, 30 * 86400) },
+    keys: {
+      rotationDelay: int(env, 'TESSERA_KEY_ROTATION_DELAY', 86400, 0, 30 * 86400),
+      rotationPeriod: int(env, 'TESSERA_KEY_ROTATION_PERIOD', 0, 0, 10 * 365 * 86400),
+    },
+    webhooks: {
+      backoff: secondsList(env, 'TESSERA_WEBHOOK_BACKOFF', [5, 60, 300, 1800, 7200, 18000, 36000, 86400]),
+      timeoutMs: int(env, 'TESSERA_WEBHOOK_TIMEOUT', 10, 1, 60) * 1000,
+    },
+    metricsToken: env.TESSERA_METRICS_TOKEN || undefined,
     demo: bool(env, 'TESSERA_DEMO', !production),
   };
   return Object.freeze(config);

@@ -148,6 +148,51 @@ export interface AuditEventTable {
   created_at: number;
 }
 
+export interface UserClaimsTable {
+  user_id: string;
+  project_id: string;
+  /** JSON object of the integrator's custom claims. */
+  claims: string;
+  updated_at: number;
+}
+
+export interface WebhookEndpointTable {
+  id: string;
+  project_id: string;
+  url: string;
+  /** The signing secret, sealed under the master key (it must be usable, so it is not hashed). */
+  secret_enc: string;
+  /** JSON array of event types, or ["*"]. */
+  event_types: string;
+  created_at: number;
+  last_status: string | null;
+  last_attempt_at: number | null;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  endpoint_id: string;
+  project_id: string;
+  event_type: string;
+  payload: string;
+  /** pending | delivered | failed */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  /** A worker's claim on the delivery; expires so a crashed worker's deliveries are retried. */
+  locked_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface SessionRevocationTable {
+  session_id: string;
+  project_id: string;
+  revoked_at: number;
+}
+
 export interface Database {
   projects: ProjectTable;
   signing_keys: SigningKeyTable;
@@ -161,7 +206,14 @@ export interface Database {
   passkeys: PasskeyTable;
   challenges: ChallengeTable;
   audit_events: AuditEventTable;
+  user_claims: UserClaimsTable;
+  session_revocations: SessionRevocationTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
 }
+
+export type WebhookEndpoint = Selectable<WebhookEndpointTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 
 export type Device = Selectable<DeviceTable>;
 export type Passkey = Selectable<PasskeyTable>;

@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './2026-11-22-001-initial.js';
 import * as m002 from './2026-11-22-002-sign-in-methods.js';
+import * as m003 from './2026-11-22-003-integrator-operations.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
   '2026-11-22-001-initial': m001,
   '2026-11-22-002-sign-in-methods': m002,
+  '2026-11-22-003-integrator-operations': m003,
 };
 
 export const migrationProvider: MigrationProvider = {

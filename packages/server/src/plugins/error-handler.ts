@@ -13,14 +13,13 @@ function formatOf(url: string): Format {
 /** Fastify's own 4xx errors, with fixed public text: a JSON parser message can quote the body. */
 function fromFastify(error: FastifyError): TesseraError | undefined {
   if (error.validation) {
-    return new TesseraError(
-      400,
-      ErrorCodes.invalidRequest,
-      `${error.validationContext ?? 'request'} ${error.validation[0]?.message ?? 'is invalid'}`.replace(
-        /^body\/?/,
-        'body ',
-      ),
+    // "body/code must be string" → "body code must be string": name the field, never its value.
+    const first = error.validation[0];
+    const where = `${error.validationContext ?? 'request'}${first?.instancePath ?? ''}`.replace(
+      /^body\//,
+      'body ',
     );
+    return new TesseraError(400, ErrorCodes.invalidRequest, `${where} ${first?.message ?? 'is invalid'}`);
   }
   const status = error.statusCode ?? 500;
   if (status === 413) return new TesseraError(413, ErrorCodes.payloadTooLarge, 'request body is too large');
@@ -41,6 +40,8 @@ const OAUTH_ERRORS: Partial<Record<string, string>> = {
   [ErrorCodes.unknownApiKey]: 'invalid_client',
   [ErrorCodes.missingApiKey]: 'invalid_client',
   [ErrorCodes.rateLimited]: 'slow_down',
+  [ErrorCodes.invalidToken]: 'invalid_token',
+  [ErrorCodes.unauthorized]: 'invalid_token',
 };
 
 /**

@@ -5,6 +5,7 @@ import {
   authMethodClaim,
   ID_TOKEN_TYP,
   type OAuthTokenBundle,
+  RESERVED_CLAIMS,
 } from '@tessera/core';
 import type { Config } from '../config/index.js';
 import { safeEqual, sha256 } from '../crypto/hash.js';
@@ -28,11 +29,19 @@ export interface Directory {
 }
 
 export interface SessionListener {
+  refreshed?(session: Session): void;
   revoked?(sessionId: string, reason: string): void;
   reuseDetected?(session: Session): void;
 }
 
 const REFRESH_PREFIX = 'tsr_';
+
+/** Custom claims never override the service's own (they are refused on write; this is the second guard). */
+function withoutReserved(custom: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(custom)) if (!RESERVED_CLAIMS.has(name)) out[name] = value;
+  return out;
+}
 
 /** `tsr_<id>.<secret>`: the id finds the row, only a hash of the secret is stored (lucia's pattern). */
 export function parseRefreshToken(token: string): { id: string; secret: string } | undefined {
@@ -110,7 +119,6 @@ export class TokenService {
     const accessToken = signJwt(
       { alg: 'ES256', kid: key.kid, typ: ACCESS_TOKEN_TYP },
       {
-        ...custom,
         sub: user.id,
         client_user_id: clientUserId,
         authentication_method: authMethodClaim(method),
@@ -123,6 +131,7 @@ export class TokenService {
         jti: randomToken(16),
         iss: this.config.issuer,
         sid: session.id,
+        ...withoutReserved(custom),
       },
       key.privateKey,
     );
@@ -192,7 +201,10 @@ export class TokenService {
         },
         now,
       );
-      if (won) return this.bundle(project, user, { ...session, last_refreshed_at: now }, next.token);
+      if (won) {
+        this.listener.refreshed?.(session);
+        return this.bundle(project, user, { ...session, last_refreshed_at: now }, next.token);
+      }
     }
     return this.#reused(parsed, project, user, session);
   }

@@ -1,8 +1,12 @@
 import type { Db } from '../../db/connect.js';
 import type { Device } from '../../db/schema.js';
+import type { SessionRepository } from '../session/session.repository.js';
 
 export class DeviceRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sessions: SessionRepository,
+  ) {}
 
   /** Inserts a device; false when this key is already registered in the project. */
   async insert(device: Device): Promise<boolean> {
@@ -55,14 +59,7 @@ export class DeviceRepository {
         .where('user_id', '=', userId)
         .executeTakeFirst();
       if (deleted.numDeletedRows === 0n) return undefined;
-      const sessions = await trx
-        .updateTable('sessions')
-        .set({ revoked_at: at, revoked_reason: 'device_removed' })
-        .where('device_id', '=', id)
-        .where('revoked_at', 'is', null)
-        .returning('id')
-        .execute();
-      return sessions.map((s) => s.id);
+      return this.sessions.revokeWhere((q) => q.where('device_id', '=', id), 'device_removed', at, trx);
     });
   }
 }

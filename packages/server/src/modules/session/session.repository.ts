@@ -1,5 +1,6 @@
+import type { Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import type { NewSession, Session } from '../../db/schema.js';
+import type { Database, NewSession, Session } from '../../db/schema.js';
 
 export interface RefreshTokenRow {
   id: string;
@@ -91,21 +92,55 @@ export class SessionRepository {
 
   /** Revokes a session (idempotent: the first reason and time stay). */
   async revoke(id: string, reason: string, now: number): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('sessions')
-      .set({ revoked_at: now, revoked_reason: reason })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return (await this.revokeWhere((q) => q.where('id', '=', id), reason, now)).length > 0;
+  }
+
+  /**
+   * Revokes every live session the filter selects and records a tombstone for each, in one
+   * transaction; returns the ids revoked.
+   */
+  revokeWhere(
+    filter: (
+      q: UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>,
+    ) => UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>,
+    reason: string,
+    now: number,
+    trx?: Transaction<Database>,
+  ): Promise<string[]> {
+    const run = async (t: Transaction<Database>) => {
+      const rows = await filter(t.updateTable('sessions').set({ revoked_at: now, revoked_reason: reason }))
+        .where('revoked_at', 'is', null)
+        .returning(['id', 'project_id'])
+        .execute();
+      if (rows.length > 0) {
+        await t
+          .insertInto('session_revocations')
+          .values(rows.map((r) => ({ session_id: r.id, project_id: r.project_id, revoked_at: now })))
+          .onConflict((oc) => oc.column('session_id').doNothing())
+          .execute();
+      }
+      return rows.map((r) => r.id);
+    };
+    return trx ? run(trx) : this.db.kysely.transaction().execute(run);
+  }
+
+  listByUser(userId: string, includeRevoked = false): Promise<Session[]> {
+    let query = this.db.kysely.selectFrom('sessions').selectAll().where('user_id', '=', userId);
+    if (!includeRevoked) query = query.where('revoked_at', 'is', null);
+    return query.orderBy('created_at', 'desc').execute();
   }
 
   /** Sessions revoked at or after `since` (for the revocation list). */
-  revokedSince(since: number): Promise<Array<{ id: string; revoked_at: number | null }>> {
+  revokedSince(since: number): Promise<Array<{ id: string; revoked_at: number }>> {
     return this.db.kysely
-      .selectFrom('sessions')
-      .select(['id', 'revoked_at'])
+      .selectFrom('session_revocations')
+      .select(['session_id as id', 'revoked_at'])
       .where('revoked_at', '>=', since)
       .execute();
+  }
+
+  /** Drops tombstones older than any access token could be. */
+  async pruneRevocations(before: number): Promise<void> {
+    await this.db.kysely.deleteFrom('session_revocations').where('revoked_at', '<', before).execute();
   }
 }

@@ -54,7 +54,7 @@ export class RevocationList {
     // can never be skipped by a cursor, and the set is small (only recent revocations).
     const rows = await this.sessions.revokedSince(startedAt - this.horizonMs);
     const next = new Map<string, number>();
-    for (const row of rows) next.set(row.id, row.revoked_at ?? startedAt);
+    for (const row of rows) next.set(row.id, row.revoked_at);
     for (const [id, at] of this.#revoked)
       if (!next.has(id) && at > startedAt - this.horizonMs) next.set(id, at);
     this.#revoked = next;

@@ -1,0 +1,41 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/** The service's Prometheus metrics, in a registry of its own (several apps may share a process in tests). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'tessera_http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'tessera_http_request_duration_seconds',
+    help: 'HTTP request duration by route',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly signIns = new Counter({
+    name: 'tessera_signins_total',
+    help: 'Sign-ins by method and outcome',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly refreshes = new Counter({
+    name: 'tessera_refreshes_total',
+    help: 'Refresh grants that issued tokens',
+    registers: [this.registry],
+  });
+  readonly reuseDetections = new Counter({
+    name: 'tessera_refresh_reuse_detections_total',
+    help: 'Refresh tokens used twice (the session was revoked)',
+    registers: [this.registry],
+  });
+  readonly webhookDeliveries = new Counter({
+    name: 'tessera_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+}
