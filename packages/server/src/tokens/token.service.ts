@@ -215,7 +215,9 @@ export class TokenService {
     if (
       row?.rotated_at != null &&
       row.successor_enc &&
-      now - row.rotated_at <= this.config.refreshGrace * 1000
+      // Strictly inside the window: TESSERA_REFRESH_GRACE=0 means no grace at all, even for a
+      // second use in the same millisecond.
+      now - row.rotated_at < this.config.refreshGrace * 1000
     ) {
       const successor = open(this.#successorKey(parsed.secret), row.successor_enc, row.id);
       const next = parseRefreshToken(successor);
