@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ErrorCodes } from '@tessera/core';
+import { TesseraError } from '../../src/errors.js';
+import { normaliseIdentifier } from '../../src/modules/otp/identifier.js';
+
+/** Asserts a 400 invalid_identifier whose text does not repeat the input. */
+function assertRefused(raw: string, detail?: RegExp): void {
+  let caught: unknown;
+  try {
+    normaliseIdentifier(raw);
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof TesseraError, `${JSON.stringify(raw)} was accepted`);
+  assert.equal(caught.statusCode, 400);
+  assert.equal(caught.code, ErrorCodes.invalidIdentifier, JSON.stringify(raw));
+  if (raw.trim())
+    assert.ok(!caught.message.includes(raw.trim()), `the message repeats the input: ${caught.message}`);
+  if (detail) assert.match(caught.message, detail, JSON.stringify(raw));
+}
+
+describe('normaliseIdentifier: e-mail addresses', () => {
+  const accepted: [string, string][] = [
+    ['ada@example.com', 'ada@example.com'],
+    ['Ada@Example.COM', 'ada@example.com'],
+    ['  ada@example.com\t', 'ada@example.com'],
+    ['ADA.LOVELACE+tessera@mail.example.co.uk', 'ada.lovelace+tessera@mail.example.co.uk'],
+    ["o'brien@example.ie", "o'brien@example.ie"],
+    ['a_b-c.d@sub-domain.example.org', 'a_b-c.d@sub-domain.example.org'],
+    ['x@x.io', 'x@x.io'],
+    [`${'a'.repeat(64)}@example.com`, `${'a'.repeat(64)}@example.com`],
+    // 254 characters, the most an address may have.
+    [
+      `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`,
+      `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`,
+    ],
+  ];
+  for (const [raw, value] of accepted) {
+    test(`${JSON.stringify(raw)} → ${value}`, () => {
+      assert.deepEqual(normaliseIdentifier(raw), { value, type: 'email', channel: 'email' });
+    });
+  }
+
+  test('refuses what can never be delivered', () => {
+    for (const raw of [
+      'ada@localhost',
+      'ada@example',
+      'ada@example.c',
+      'ada@.example.com',
+      'ada@example..com',
+      'ada@-example.com',
+      'ada@example-.com',
+      'ada@exa_mple.com',
+      'ada@example.com.',
+      'ada lovelace@example.com',
+      'ada@exa mple.com',
+      'ada@@example.com',
+      'ada@b@example.com',
+      '@example.com',
+      'ada@',
+      '@',
+      '"ada"@example.com',
+      '<ada@example.com>',
+      'Ada <ada@example.com>',
+      'ada,bob@example.com',
+      'ada;@example.com',
+      'ada@example.com\nbcc@example.com',
+      'ada@example.123',
+      `${'a'.repeat(65)}@example.com`,
+    ]) {
+      assertRefused(raw, /e-mail/);
+    }
+  });
+
+  test('refuses anything over 254 characters, and the empty string', () => {
+    // Every part within its own limit, 260 characters in all.
+    assertRefused(`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`);
+    assertRefused('');
+    assertRefused('   ');
+    assertRefused(`${'a'.repeat(300)}@example.com`);
+  });
+});
+
+describe('normaliseIdentifier: phone numbers', () => {
+  const accepted: [string, string][] = [
+    ['+14155552671', '+14155552671'],
+    ['+1 (415) 555-2671', '+14155552671'],
+    ['+1.415.555.2671', '+14155552671'],
+    ['+44 20 7946 0958', '+442079460958'],
+    ['+44 (0)20 7946 0958', '+442079460958'],
+    ['0044 20 7946 0958', '+442079460958'],
+    ['+33 6 12 34 56 78', '+33612345678'],
+    ['+49 30 12345678', '+493012345678'],
+    ['  +33612345678  ', '+33612345678'],
+  ];
+  for (const [raw, value] of accepted) {
+    test(`${JSON.stringify(raw)} → ${value}`, () => {
+      assert.deepEqual(normaliseIdentifier(raw), { value, type: 'phone', channel: 'sms' });
+    });
+  }
+
+  test('a number without a country code is refused, saying so', () => {
+    for (const raw of ['4155552671', '415-555-2671', '020 7946 0958', '06 12 34 56 78', '12345']) {
+      assertRefused(raw, /country code/);
+    }
+  });
+
+  test('numbers that cannot exist are refused', () => {
+    for (const raw of [
+      '+1 123',
+      '+999 1234567',
+      '+1 415 555 26711',
+      '+44 20 7946',
+      '+0 1234567',
+      '+1234567890123456',
+    ]) {
+      assertRefused(raw, /not a valid phone number/);
+    }
+  });
+
+  test('neither an address nor a number', () => {
+    for (const raw of [
+      'garbage',
+      'ada',
+      '+',
+      '1234',
+      '+1-800-FLOWERS',
+      '415 555 2671 ext',
+      'tel:+14155552671',
+      '++14155552671',
+      '(415) 555-2671',
+    ]) {
+      assertRefused(raw);
+    }
+  });
+});
