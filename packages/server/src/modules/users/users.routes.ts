@@ -112,7 +112,11 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/users/:user_id/sessions/revoke',
       {
-        schema: { params: UserParams, body: Type.Optional(Type.Object({ session_id: Type.Optional(Id) })) },
+        // No body (or null) revokes every session: Fastify validates a missing body as null.
+        schema: {
+          params: UserParams,
+          body: Type.Union([Type.Object({ session_id: Type.Optional(Id) }), Type.Null()]),
+        },
         preHandler,
       },
       async (request) =>
