@@ -78,7 +78,8 @@ export class UsersService {
 
   /**
    * Erases a user: identifier, PIN, devices, passkeys, claims and sessions go (foreign keys
-   * cascade); the sessions are revoked first so their access tokens fail /verify at once.
+   * cascade), and so do its one-time-code challenges; the sessions are revoked first so their
+   * access tokens fail /verify at once.
    * Audit entries stay, keyed by the now meaningless user id, without personal data.
    */
   async remove(project: Project, userId: string): Promise<void> {
@@ -91,6 +92,12 @@ export class UsersService {
         trx,
       );
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
+      // Sign-in challenges name the identifier in clear and have no foreign key to the user.
+      await trx
+        .deleteFrom('otp_challenges')
+        .where('project_id', '=', project.id)
+        .where('identifier', '=', user.identifier)
+        .execute();
       return ids;
     });
     this.onSessionsRevoked(revoked);
