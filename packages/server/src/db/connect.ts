@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from '../migrations/index.js';
 import type { Database } from './schema.js';
@@ -75,7 +75,17 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
 
 /** Runs every pending migration; throws with the failing migration's name. */
 export async function migrate(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider: migrationProvider });
+  // Kysely looks for its migration tables in every schema unless told which: with another
+  // schema of the same database already migrated, it would skip creating them in ours.
+  const migrationTableSchema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: migrationProvider,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
