@@ -1,7 +1,9 @@
 import {
+  createHmac,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
+  hkdfSync,
   type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
@@ -50,10 +52,29 @@ export class KeyStore {
   /** Loads keys, creating the first one if the issuer has none yet. */
   async init(): Promise<void> {
     await this.reload();
+    if (this.#keys.some((k) => k.status === 'active')) return;
+    // Instances starting together on an empty database must not each create an active key (they
+    // would sign with different keys and publish different JWKS). The first key's kid is derived
+    // from the rows every racer sees, so they compute the same kid and the primary key lets one
+    // insert win; the others load the winner's key.
+    const seen = await this.db.kysely.selectFrom('signing_keys').select(['kid', 'status']).execute();
+    if (!seen.some((r) => r.status === 'active')) {
+      await this.insertKey('active', null, this.#firstKid(seen.map((r) => r.kid)));
+    }
+    await this.reload();
     if (!this.#keys.some((k) => k.status === 'active')) {
       await this.insertKey('active');
       await this.reload();
     }
+  }
+
+  #firstKid(existing: string[]): string {
+    const key = Buffer.from(hkdfSync('sha256', this.encryptionKey, Buffer.alloc(0), 'tessera/first-kid', 32));
+    return createHmac('sha256', key)
+      .update(existing.sort().join('\0'))
+      .digest()
+      .subarray(0, 12)
+      .toString('base64url');
   }
 
   /** Re-reads the key rows (after a rotation elsewhere, or a kid this instance does not know). */
@@ -95,27 +116,32 @@ export class KeyStore {
     return key;
   }
 
-  /** Generates a P-256 key pair and stores it sealed. */
-  async insertKey(status: 'active' | 'next', activateAt: number | null = null): Promise<string> {
+  /**
+   * Generates a P-256 key pair and stores it sealed. With a given `kid` the insert does nothing
+   * when that kid exists already (the first key, see init).
+   */
+  async insertKey(
+    status: 'active' | 'next',
+    activateAt: number | null = null,
+    givenKid?: string,
+  ): Promise<string> {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const kid = randomToken(12);
+    const kid = givenKid ?? randomToken(12);
     const { x, y } = publicKey.export({ format: 'jwk' });
     const publicJwk: PublicJwk = { kty: 'EC', crv: 'P-256', x, y, kid, alg: 'ES256', use: 'sig' };
     const now = this.now();
-    await this.db.kysely
-      .insertInto('signing_keys')
-      .values({
-        kid,
-        alg: 'ES256',
-        public_jwk: JSON.stringify(publicJwk),
-        private_enc: seal(this.encryptionKey, JSON.stringify(privateKey.export({ format: 'jwk' })), kid),
-        status,
-        created_at: now,
-        activate_at: activateAt,
-        activated_at: status === 'active' ? now : null,
-        retire_at: null,
-      })
-      .execute();
+    const insert = this.db.kysely.insertInto('signing_keys').values({
+      kid,
+      alg: 'ES256',
+      public_jwk: JSON.stringify(publicJwk),
+      private_enc: seal(this.encryptionKey, JSON.stringify(privateKey.export({ format: 'jwk' })), kid),
+      status,
+      created_at: now,
+      activate_at: activateAt,
+      activated_at: status === 'active' ? now : null,
+      retire_at: null,
+    });
+    await (givenKid ? insert.onConflict((oc) => oc.column('kid').doNothing()) : insert).execute();
     return kid;
   }
 
