@@ -85,6 +85,8 @@ export interface AppContext {
   sessions: SessionRepository;
   audit: AuditLog;
   challenges: ChallengesService;
+  challengesRepository: ChallengesRepository;
+  otpRepository: OtpRepository;
   devices: DeviceService;
   pin: PinService;
   biometric: BiometricService;
@@ -92,6 +94,8 @@ export interface AppContext {
   usersService: UsersService;
   webhooks: WebhooksService;
   metrics: Metrics;
+  /** The clock every service uses (injected in tests). */
+  now: () => number;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
@@ -176,7 +180,9 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     now,
   );
   const verify = new VerifyService(config.issuer, config.clockLeeway, keys, projects, revocations, now);
-  const challenges = new ChallengesService(new ChallengesRepository(db), now);
+  const challengesRepository = new ChallengesRepository(db);
+  const challenges = new ChallengesService(challengesRepository, now);
+  const otpRepository = new OtpRepository(db);
   const devices = new DeviceService(
     new DeviceRepository(db, sessions),
     users,
@@ -199,7 +205,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const biometric = new BiometricService(new PasskeyRepository(db), users, challenges, tokens, audit, now);
   const otp = new OtpService(
     config,
-    new OtpRepository(db),
+    otpRepository,
     users,
     tokens,
     limiter,
@@ -237,6 +243,8 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     sessions,
     audit,
     challenges,
+    challengesRepository,
+    otpRepository,
     devices,
     pin,
     biometric,
@@ -244,6 +252,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     usersService: new UsersService(db, users, sessions, audit, revokedLocally, now),
     webhooks,
     metrics,
+    now,
     hooks: {
       project: requireProject(projects),
       bearer: requireBearer(verify, projects, users),
@@ -261,6 +270,10 @@ export async function runHousekeeping(ctx: AppContext, now: number): Promise<voi
   const { config } = ctx;
   const day = 86_400_000;
   await ctx.limiter.prune();
+  await ctx.otpRepository.prune(now - day);
+  await ctx.challengesRepository.prune(now - day);
+  await ctx.sessions.pruneExpired(now - day);
+  if (config.auditRetentionDays > 0) await ctx.audit.prune(now - config.auditRetentionDays * day);
   await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
   await ctx.webhooks.prune(now - 30 * day);
   const period = config.keys.rotationPeriod * 1000;
@@ -309,6 +322,11 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  // A request without a body validates as {}: endpoints whose fields are all optional work
+  // without one, and the others say which field is missing.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined) request.body = {};
+  });
   // One access-log line per request (failures at info, successes at debug) and the metrics.
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import pino from 'pino';
 import { recordKeyRotation } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { connect, type Db, migrate } from './db/connect.js';
@@ -25,7 +26,10 @@ async function withRuntime<T>(
   fn: (runtime: Awaited<ReturnType<typeof openRuntime>>, cfg: Readonly<Config>) => Promise<T>,
 ): Promise<T> {
   const cfg = config();
-  const runtime = await openRuntime(cfg, createLogger(process.env.TESSERA_LOG_LEVEL || 'warn'));
+  const runtime = await openRuntime(
+    cfg,
+    createLogger(process.env.TESSERA_LOG_LEVEL || 'warn', pino.destination(2)),
+  );
   try {
     return await fn(runtime, cfg);
   } finally {

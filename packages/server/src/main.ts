@@ -30,7 +30,7 @@ export async function openRuntime(
       `DEVELOPMENT MASTER KEY ${master.created ? 'CREATED' : 'IN USE'}: signing keys are encrypted with a key kept in a file beside the data. Set TESSERA_MASTER_KEY (openssl rand -base64 32) before any real use; production mode refuses to start without it.`,
     );
   }
-  const db = await connect(config.databaseUrl);
+  const db = await connect(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');

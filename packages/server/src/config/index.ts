@@ -50,6 +50,10 @@ export interface Config {
     rotationPeriod: number;
   };
   webhooks: { backoff: number[]; timeoutMs: number };
+  /** Days audit events are kept; 0 keeps them for ever. */
+  auditRetentionDays: number;
+  /** PostgreSQL connection pool size per instance. */
+  databasePoolSize: number;
   /** Bearer token for GET /metrics; unset leaves it open (bind it to an internal network). */
   metricsToken: string | undefined;
   /** Create the `demo` project on first start and print its credentials. */
@@ -215,6 +219,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       timeoutMs: int(env, 'TESSERA_WEBHOOK_TIMEOUT', 10, 1, 60) * 1000,
     },
     metricsToken: env.TESSERA_METRICS_TOKEN || undefined,
+    auditRetentionDays: int(env, 'TESSERA_AUDIT_RETENTION_DAYS', 365, 0, 36500),
+    databasePoolSize: int(env, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 1000),
     demo: bool(env, 'TESSERA_DEMO', !production),
   };
   return Object.freeze(config);

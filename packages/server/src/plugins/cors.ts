@@ -9,12 +9,12 @@ const APP = [
   /^\/v1\/auth\//,
   /^\/v1\/devices(\/|\?|$)/,
   /^\/v1\/pin(\?|$)/,
-  /^\/v1\/biometrics\//,
+  /^\/v1\/biometrics(\/|\?|$)/,
   /^\/v1\/me(\/|\?|$)/,
   /^\/oauth\/(token|revoke|userinfo)(\?|$)/,
 ];
 
-const HEADERS = 'API_KEY_ID, Content-Type, Authorization';
+const HEADERS = 'API_KEY_ID, Api-Key-Id, Content-Type, Authorization';
 
 /**
  * CORS by endpoint family. A preflight carries no API key, so app endpoints accept origins that

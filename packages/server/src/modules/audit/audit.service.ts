@@ -26,6 +26,11 @@ export class AuditLog {
     this.#listeners.push(listener);
   }
 
+  /** Deletes events older than the retention period. */
+  async prune(before: number): Promise<void> {
+    await this.db.kysely.deleteFrom('audit_events').where('created_at', '<', before).execute();
+  }
+
   async record(event: AuditEvent): Promise<void> {
     const id = randomId('evt');
     const createdAt = this.now();

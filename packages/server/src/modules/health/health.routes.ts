@@ -11,9 +11,15 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/readyz', async () => {
       try {
         await ctx.db.ping();
-        ctx.keys.signingKey();
       } catch (error) {
         throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'storage is not reachable', {
+          cause: error,
+        });
+      }
+      try {
+        ctx.keys.signingKey();
+      } catch (error) {
+        throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'no signing key is loaded', {
           cause: error,
         });
       }

@@ -37,7 +37,7 @@ export function introspectionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           !row ||
           !safeEqual(sha256(refresh.secret), row.secret_hash) ||
           row.rotated_at !== null ||
-          row.expires_at <= Date.now()
+          row.expires_at <= ctx.now()
         )
           return inactive;
         const session = await ctx.sessions.findById(row.session_id);

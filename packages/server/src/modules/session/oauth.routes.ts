@@ -17,10 +17,37 @@ const RevokeBody = Type.Object({
   client_id: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
-/** The client: `client_id` in the body, else API_KEY_ID, else the id of HTTP Basic credentials. */
-function clientIdOf(request: FastifyRequest, bodyClientId: string | undefined): string {
-  const clientId = bodyClientId ?? apiKeyIdOf(request) ?? parseBasic(request.headers.authorization)?.id;
+/**
+ * The client of a token or revocation request: `client_id` in the body, else API_KEY_ID, else
+ * HTTP Basic credentials, whose secret must then be right. A browser's Origin must be one of
+ * the project's origins.
+ */
+async function clientOf(
+  ctx: AppContext,
+  request: FastifyRequest,
+  bodyClientId: string | undefined,
+): Promise<string> {
+  const basic = parseBasic(request.headers.authorization);
+  if (basic) {
+    try {
+      await ctx.projects.authenticateBasic(request.headers.authorization);
+    } catch {
+      throw new OAuthError(401, 'invalid_client', 'the client credentials are not valid', {
+        'www-authenticate': 'Basic realm="tessera"',
+      });
+    }
+  }
+  const clientId = bodyClientId ?? apiKeyIdOf(request) ?? basic?.id;
   if (!clientId) throw new OAuthError(401, 'invalid_client', 'client_id (the API key id) is required');
+  if (basic && basic.id !== clientId) {
+    throw new OAuthError(401, 'invalid_client', 'client_id and the Basic credentials name different clients');
+  }
+  const project = await ctx.projects.byApiKeyId(clientId);
+  if (!project) throw new OAuthError(401, 'invalid_client', 'unknown client_id');
+  const origin = request.headers.origin;
+  if (origin && !(JSON.parse(project.origins) as string[]).includes(origin)) {
+    throw new OAuthError(403, 'invalid_client', `origin ${origin} is not allowed for this client`);
+  }
   return clientId;
 }
 
@@ -30,9 +57,7 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     app.post('/oauth/token', { schema: { body: TokenBody }, preHandler }, async (request, reply) => {
       const { grant_type, refresh_token } = request.body;
-      const clientId = clientIdOf(request, request.body.client_id);
-      if (!(await ctx.projects.byApiKeyId(clientId)))
-        throw new OAuthError(401, 'invalid_client', 'unknown client_id');
+      const clientId = await clientOf(ctx, request, request.body.client_id);
       if (grant_type !== 'refresh_token') {
         throw new OAuthError(
           400,
@@ -46,9 +71,7 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     });
 
     app.post('/oauth/revoke', { schema: { body: RevokeBody }, preHandler }, async (request, reply) => {
-      const clientId = clientIdOf(request, request.body.client_id);
-      if (!(await ctx.projects.byApiKeyId(clientId)))
-        throw new OAuthError(401, 'invalid_client', 'unknown client_id');
+      const clientId = await clientOf(ctx, request, request.body.client_id);
       const { token } = request.body;
       let outcome: 'revoked' | 'ignored' | 'wrong_client' = 'ignored';
       if (token.startsWith('tsr_')) {

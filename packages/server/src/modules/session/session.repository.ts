@@ -139,6 +139,11 @@ export class SessionRepository {
       .execute();
   }
 
+  /** Deletes sessions (and, by cascade, their refresh tokens) that ended before `before`. */
+  async pruneExpired(before: number): Promise<void> {
+    await this.db.kysely.deleteFrom('sessions').where('expires_at', '<', before).execute();
+  }
+
   /** Drops tombstones older than any access token could be. */
   async pruneRevocations(before: number): Promise<void> {
     await this.db.kysely.deleteFrom('session_revocations').where('revoked_at', '<', before).execute();

@@ -31,7 +31,7 @@ function shapeOk(p: Record<string, unknown>): boolean {
  * caches bounded in staleness.
  */
 export class VerifyService {
-  #verified = new Map<string, AccessTokenClaims>();
+  #verified = new Map<string, { claims: AccessTokenClaims; kid: string }>();
   #lastKeyReload = 0;
 
   constructor(
@@ -46,7 +46,8 @@ export class VerifyService {
   /** Checks signature, header, type and issuer (not expiry or revocation): the claims or a reason. */
   async authentic(token: string): Promise<AccessTokenClaims | VerifyReason> {
     const cached = this.#verified.get(token);
-    if (cached) return cached;
+    // A key withdrawn from the JWKS (retired, or removed after a compromise) ends its tokens.
+    if (cached && this.keys.get(cached.kid)) return cached.claims;
     const decoded = decodeJwt(token);
     if (decoded?.header.alg !== 'ES256' || typeof decoded.header.kid !== 'string')
       return VerifyReasons.invalid;
@@ -66,7 +67,7 @@ export class VerifyService {
     const claims = payload as AccessTokenClaims;
     if (this.#verified.size >= CACHE_SIZE)
       this.#verified.delete(this.#verified.keys().next().value as string);
-    this.#verified.set(token, claims);
+    this.#verified.set(token, { claims, kid: decoded.header.kid });
     return claims;
   }
 
