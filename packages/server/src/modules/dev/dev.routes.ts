@@ -25,6 +25,33 @@ function demoFiles(): Map<string, { body: Buffer; type: string }> {
   return files;
 }
 
+const CLIENT_ENTRY = fileURLToPath(new URL('../../../../client/src/index.ts', import.meta.url));
+
+/**
+ * The client SDK bundled for the demo page, built once from its TypeScript source with esbuild
+ * (a development dependency: without it, or outside a checkout, the demo is not served).
+ */
+async function bundleClient(): Promise<Buffer | undefined> {
+  if (!existsSync(CLIENT_ENTRY)) return undefined;
+  try {
+    const esbuild = await import('esbuild');
+    const result = await esbuild.build({
+      entryPoints: [CLIENT_ENTRY],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      conditions: ['tessera-source'],
+      write: false,
+      sourcemap: 'inline',
+      logLevel: 'silent',
+    });
+    return Buffer.from(result.outputFiles[0]!.contents);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Development only (TESSERA_DELIVERY=dev): the outbox of codes and the demo page. */
 export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -37,6 +64,13 @@ export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     const files = demoFiles();
     if (files.size === 0) return;
+    let client: Promise<Buffer | undefined> | undefined;
+    app.get('/demo/tessera-client.js', async (_request, reply) => {
+      client ??= bundleClient();
+      const body = await client;
+      if (!body) return reply.callNotFound();
+      return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(body);
+    });
     app.get('/demo', async (_request, reply) => reply.redirect('/demo/'));
     app.get('/demo/config.json', async () => {
       const demo = await ctx.projects.findByName('demo');
