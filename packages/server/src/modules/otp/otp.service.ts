@@ -130,9 +130,11 @@ export class OtpService {
     const attempt = await this.repository.reserveAttempt(project.id, challengeId, now);
     if (!attempt) {
       await this.limiter.refund('otp-guess', subject);
-      if (challenge.consumed_at !== null)
+      // Read again: a parallel request may have used the challenge since the first read.
+      const current = (await this.repository.find(project.id, challengeId)) ?? challenge;
+      if (current.consumed_at !== null)
         throw badRequest('this code has already been used', ErrorCodes.challengeUsed);
-      if (challenge.expires_at <= now)
+      if (current.expires_at <= now)
         throw badRequest('this code has expired; ask for a new one', ErrorCodes.challengeExpired);
       throw new TesseraError(429, ErrorCodes.tooManyAttempts, 'too many wrong codes; ask for a new one');
     }
