@@ -298,7 +298,7 @@ eachDialect('bad input never reaches a 500', (dialect) => {
 
   test('validation details name the field in plain words (regression: "body  must be string")', async () => {
     const cases: [string, unknown, string][] = [
-      ['/v1/auth/otp/start', null, 'body must be object'],
+      ['/v1/auth/otp/start', [], 'body must be object'],
       ['/v1/auth/otp/start', {}, "body must have required property 'identifier'"],
       ['/v1/auth/otp/complete', { challenge_id: 'otp_x', code: 1 }, 'body code must be string'],
       [

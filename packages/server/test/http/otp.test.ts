@@ -480,16 +480,17 @@ eachDialect('OTP complete', (dialect) => {
     }
   });
 
-  test('two parallel completes with the right code: exactly one succeeds', async () => {
+  test('parallel completes with the right code: exactly one succeeds', async () => {
     const server = await boot(dialect);
     try {
       const { id, code } = await challenge(server, 'ada@example.com');
-      const answers = await Promise.all([complete(server, id, code), complete(server, id, code)]);
+      // Five: as many as the challenge has attempts, so each one may get past the attempt count.
+      const answers = await Promise.all(Array.from({ length: 5 }, () => complete(server, id, code)));
       const ok = answers.filter((a) => a.status === 200);
       const losers = answers.filter((a) => a.status !== 200);
       assert.equal(ok.length, 1, answers.map((a) => a.text).join('\n'));
-      assert.equal(losers.length, 1);
-      assertProblem(losers[0]!, 400, 'challenge_used');
+      assert.equal(losers.length, 4);
+      for (const loser of losers) assertProblem(loser, 400, 'challenge_used');
     } finally {
       await server.close();
     }
