@@ -191,17 +191,20 @@ export class BiometricService {
   ): Promise<SignInResult> {
     const challenge = await this.challenges.consume(project.id, input.challenge_id, 'passkey-signin');
     const credential = input.credential as AuthenticationResponseJSON;
+    let passkey: Passkey | undefined;
+    // A failure is the passkey owner's event when the passkey is known: in a discoverable
+    // sign-in the challenge names no user, yet the integrator must see failures per user.
     const fail = async (reason: string, error: TesseraError) => {
       await this.audit.record({
         projectId: project.id,
-        userId: challenge.user_id,
+        userId: challenge.user_id ?? passkey?.user_id ?? null,
         type: 'signin.failed',
         data: { method: 'BIOMETRIC', reason },
       });
       return error;
     };
     const credentialId = typeof credential?.id === 'string' ? credential.id : '';
-    const passkey = credentialId ? await this.passkeys.find(project.id, credentialId) : undefined;
+    passkey = credentialId ? await this.passkeys.find(project.id, credentialId) : undefined;
     if (!passkey)
       throw await fail(
         'unknown_passkey',
