@@ -1,0 +1,136 @@
+import { ErrorCodes } from '@tessera/core';
+import { generateDeviceKey, publicJwk, type SignaturePurpose, signChallenge } from '../device/device-key.js';
+import type { LocalDevice, LocalDeviceStore } from '../device/local-device.js';
+import { isTesseraClientError } from '../errors.js';
+import {
+  type ClientContext,
+  callAsUser,
+  finishSignIn,
+  type SignInAnswer,
+  type SignInOptions,
+  type SignInResult,
+} from './context.js';
+
+/**
+ * A trusted device of the signed-in user.
+ *
+ * @example
+ * ```ts
+ * const devices: TrustedDevice[] = await tessera.devices.list();
+ * ```
+ */
+export interface TrustedDevice {
+  deviceId: string;
+  name: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601, or null when never used to sign in. */
+  lastUsedAt: string | null;
+}
+
+interface DeviceView {
+  device_id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const toDevice = (d: DeviceView): TrustedDevice => ({
+  deviceId: d.device_id,
+  name: d.name,
+  createdAt: d.created_at,
+  lastUsedAt: d.last_used_at,
+});
+
+/**
+ * Trusted devices: this device holds a P-256 key pair it created (the private key cannot be
+ * exported, not even by the SDK) and signs the service's challenges with it.
+ *
+ * @example
+ * ```ts
+ * // Once, while signed in:
+ * await tessera.devices.register('Ada’s laptop');
+ * // Later, without a code:
+ * await tessera.devices.signIn();
+ * ```
+ */
+export interface DeviceMethods {
+  /** Creates a key pair, registers it for the signed-in user, keeps it on this device. Replaces an earlier registration of this device. */
+  register(name?: string): Promise<TrustedDevice>;
+  /** Signs in with this device's key (`no_device_key` when there is none). */
+  signIn(options?: SignInOptions): Promise<SignInResult>;
+  /** The signed-in user's trusted devices. */
+  list(): Promise<TrustedDevice[]>;
+  /** Removes a device (its sessions end); removing this device also forgets its key here. */
+  remove(deviceId: string): Promise<void>;
+  /** The id this device is registered under, or null. */
+  currentId(): Promise<string | null>;
+}
+
+/** Starts a device or PIN sign-in; a device the service no longer knows is forgotten here. */
+export async function deviceChallenge(
+  ctx: ClientContext,
+  local: LocalDeviceStore,
+  path: string,
+): Promise<{
+  device: LocalDevice;
+  challenge_id: string;
+  sign: (purpose: SignaturePurpose) => Promise<string>;
+}> {
+  const device = await local.require();
+  let challenge: { challenge_id: string; nonce: string };
+  try {
+    challenge = await ctx.transport.call(path, { body: { device_id: device.deviceId } });
+  } catch (error) {
+    if (isTesseraClientError(error, ErrorCodes.deviceNotFound)) await local.forget();
+    throw error;
+  }
+  return {
+    device,
+    challenge_id: challenge.challenge_id,
+    sign: (purpose) => signChallenge(device.keyPair, purpose, ctx.apiKeyId, challenge),
+  };
+}
+
+export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): DeviceMethods {
+  return {
+    async register(name) {
+      const challenge = await callAsUser<{ challenge_id: string; nonce: string }>(
+        ctx,
+        '/v1/devices/register/start',
+      );
+      const keyPair = await generateDeviceKey();
+      const signature = await signChallenge(keyPair, 'device-register', ctx.apiKeyId, challenge);
+      const view = await callAsUser<DeviceView>(ctx, '/v1/devices', {
+        body: {
+          challenge_id: challenge.challenge_id,
+          public_key: await publicJwk(keyPair),
+          signature,
+          ...(name !== undefined && { name }),
+        },
+      });
+      await local.save({ deviceId: view.device_id, keyPair });
+      return toDevice(view);
+    },
+    async signIn(options = {}) {
+      const started = await deviceChallenge(ctx, local, '/v1/auth/device/start');
+      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/device/complete', {
+        body: {
+          challenge_id: started.challenge_id,
+          signature: await started.sign('device-signin'),
+          getOAuthToken: options.getOAuthToken !== false,
+        },
+      });
+      return finishSignIn(ctx, answer);
+    },
+    async list() {
+      const answer = await callAsUser<{ devices: DeviceView[] }>(ctx, '/v1/devices', { method: 'GET' });
+      return answer.devices.map(toDevice);
+    },
+    async remove(deviceId) {
+      await callAsUser(ctx, `/v1/devices/${encodeURIComponent(deviceId)}`, { method: 'DELETE' });
+      if ((await local.deviceId()) === deviceId) await local.forget();
+    },
+    currentId: () => local.deviceId(),
+  };
+}

@@ -1,0 +1,51 @@
+import type { LocalDeviceStore } from '../device/local-device.js';
+import {
+  type ClientContext,
+  callAsUser,
+  finishSignIn,
+  type SignInAnswer,
+  type SignInOptions,
+  type SignInResult,
+} from './context.js';
+import { deviceChallenge } from './devices.js';
+
+/**
+ * PIN sign-in: knowledge (the PIN) plus possession (this trusted device's key). Five wrong PINs
+ * lock PIN sign-in until the user signs in by OTP.
+ *
+ * @example
+ * ```ts
+ * await tessera.devices.register();   // once, while signed in
+ * await tessera.pin.set('4829');        // while signed in
+ * await tessera.pin.signIn('4829');     // later
+ * ```
+ */
+export interface PinMethods {
+  /** Sets or changes the PIN. Changing it needs `currentPin` unless the user signed in within ten minutes. */
+  set(pin: string, currentPin?: string): Promise<void>;
+  /** Signs in with the PIN and this device's key (`no_device_key` when there is none). */
+  signIn(pin: string, options?: SignInOptions): Promise<SignInResult>;
+}
+
+export function pinMethods(ctx: ClientContext, local: LocalDeviceStore): PinMethods {
+  return {
+    async set(pin, currentPin) {
+      await callAsUser(ctx, '/v1/pin', {
+        method: 'PUT',
+        body: { pin, ...(currentPin !== undefined && { current_pin: currentPin }) },
+      });
+    },
+    async signIn(pin, options = {}) {
+      const started = await deviceChallenge(ctx, local, '/v1/auth/pin/start');
+      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/pin/complete', {
+        body: {
+          challenge_id: started.challenge_id,
+          signature: await started.sign('pin-signin'),
+          pin,
+          getOAuthToken: options.getOAuthToken !== false,
+        },
+      });
+      return finishSignIn(ctx, answer);
+    },
+  };
+}
