@@ -23,16 +23,40 @@ export class PinService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The current PIN, or a sign-in within the last ten minutes, is needed to replace one. */
-  async #requireReauthentication(
-    auth: Authenticated,
-    currentPin: string | undefined,
-    stored: string,
-  ): Promise<void> {
+  /**
+   * The current PIN, or a sign-in within the last ten minutes, is needed to replace one. A
+   * current PIN spends an attempt like a PIN sign-in does: otherwise this would be a way to
+   * guess the PIN without ever meeting the lock.
+   */
+  async #requireReauthentication(auth: Authenticated, currentPin: string | undefined): Promise<void> {
     if (currentPin !== undefined) {
-      if (!(await verifyPin(this.pepper, currentPin, stored))) {
-        throw new TesseraError(403, ErrorCodes.invalidPin, 'the current PIN is not correct');
+      const attempt = await this.repository.reserveAttempt(auth.user.id);
+      if (!attempt) {
+        throw new TesseraError(
+          423,
+          ErrorCodes.pinLocked,
+          'the PIN is locked after too many wrong PINs; sign in with a one-time code to change it',
+        );
       }
+      if (!/^\d{4,12}$/.test(currentPin) || !(await verifyPin(this.pepper, currentPin, attempt.hash))) {
+        const left = MAX_PIN_ATTEMPTS - attempt.failed_attempts;
+        if (left <= 0) {
+          if (await this.repository.lock(auth.user.id, this.now())) {
+            await this.audit.record({ projectId: auth.project.id, userId: auth.user.id, type: 'pin.locked' });
+          }
+          throw new TesseraError(
+            423,
+            ErrorCodes.pinLocked,
+            'the current PIN is not correct; the PIN is now locked until you sign in with a one-time code',
+          );
+        }
+        throw new TesseraError(
+          403,
+          ErrorCodes.invalidPin,
+          `the current PIN is not correct; ${left} attempt${left === 1 ? '' : 's'} left`,
+        );
+      }
+      await this.repository.reset(auth.user.id);
       return;
     }
     const session = await this.sessions.findById(auth.claims.sid);
@@ -49,7 +73,7 @@ export class PinService {
     const weak = weakPinReason(pin);
     if (weak) throw badRequest(weak, ErrorCodes.weakPin);
     const existing = await this.repository.find(auth.user.id);
-    if (existing) await this.#requireReauthentication(auth, currentPin, existing.hash);
+    if (existing) await this.#requireReauthentication(auth, currentPin);
     await this.repository.upsert(auth.user.id, await hashPin(this.pepper, pin), this.now());
     await this.audit.record({
       projectId: auth.project.id,
@@ -62,7 +86,7 @@ export class PinService {
   async remove(auth: Authenticated, currentPin?: string): Promise<void> {
     const existing = await this.repository.find(auth.user.id);
     if (!existing) throw badRequest('no PIN is set', ErrorCodes.pinNotSet);
-    await this.#requireReauthentication(auth, currentPin, existing.hash);
+    await this.#requireReauthentication(auth, currentPin);
     await this.repository.remove(auth.user.id);
     await this.audit.record({ projectId: auth.project.id, userId: auth.user.id, type: 'pin.removed' });
   }
