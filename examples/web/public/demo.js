@@ -1,6 +1,16 @@
-// The demo keeps tokens in memory only; the client SDK (packages/client) stores them protected.
+import { createTesseraClient, isTesseraClientError } from './tessera-client.js';
+
 const $ = (id) => document.getElementById(id);
-let bundle = null;
+const config = await fetch('/demo/config.json')
+  .then((r) => (r.ok ? r.json() : {}))
+  .catch(() => ({}));
+// The page is served by the service itself, so its own origin is the API's (no CORS needed).
+const issuer = location.origin;
+const sampleApi = config.sample_api ?? 'http://127.0.0.1:3001';
+if (config.api_key_id && !$('apiKeyId').value) $('apiKeyId').value = config.api_key_id;
+
+let client = null;
+let renewals = 0;
 let challengeId = null;
 
 function status(text, kind = '') {
@@ -8,31 +18,39 @@ function status(text, kind = '') {
   $('status').className = kind;
 }
 
-async function call(path, body, headers = {}) {
-  const response = await fetch(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', API_KEY_ID: $('apiKeyId').value.trim(), ...headers },
-    body: JSON.stringify(body),
+function log(text) {
+  const item = document.createElement('li');
+  item.textContent = `${new Date().toLocaleTimeString()} ${text}`;
+  $('log').prepend(item);
+}
+
+function explain(error) {
+  if (isTesseraClientError(error)) return `${error.detail} (${error.code})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs an action with its button disabled and errors shown. */
+function action(button, fn) {
+  $(button).addEventListener('click', async (event) => {
+    event.preventDefault();
+    $(button).disabled = true;
+    try {
+      await fn();
+    } catch (error) {
+      status(explain(error), 'error');
+    } finally {
+      $(button).disabled = false;
+    }
   });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok)
-    throw new Error(data.detail || data.error_description || data.reason || `HTTP ${response.status}`);
-  return data;
 }
 
-function claims(jwt) {
-  const part = jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-  return JSON.parse(atob(part));
-}
-
-function show() {
-  const c = claims(bundle.access_token);
+function showClaims(claims) {
   const rows = [
-    ['identifier', c.identifier],
-    ['method', bundle.auth_method],
-    ['user', c.sub],
-    ['session', c.sid],
-    ['expires', new Date(c.exp * 1000).toLocaleTimeString()],
+    ['identifier', claims.identifier],
+    ['method', claims.authentication_method],
+    ['user', claims.sub],
+    ['session', claims.sid],
+    ['expires', new Date(claims.exp * 1000).toLocaleTimeString()],
   ];
   $('claims').replaceChildren(
     ...rows.flatMap(([k, v]) => {
@@ -40,78 +58,125 @@ function show() {
       dt.textContent = k;
       const dd = document.createElement('dd');
       dd.textContent = v;
+      dd.dataset.testid = `claim-${k}`;
       return [dt, dd];
     }),
   );
-  $('session').hidden = false;
 }
 
-$('startForm').addEventListener('submit', async (event) => {
+async function render() {
+  const claims = await client.getClaims();
+  $('signedIn').hidden = !claims;
+  $('signedOut').hidden = Boolean(claims);
+  if (claims) showClaims(claims);
+  const deviceId = await client.devices.currentId();
+  $('deviceSignIn').hidden = !deviceId;
+  $('pinRow').hidden = !deviceId;
+}
+
+function connect() {
+  const apiKeyId = $('apiKeyId').value.trim();
+  if (!apiKeyId) return;
+  client?.close();
+  client = createTesseraClient({ issuer, apiKeyId });
+  client.onAuthStateChange(async (event) => {
+    if (event.type === 'refreshed') $('renewals').textContent = String(++renewals);
+    log(event.type === 'signedOut' ? 'signed out' : `${event.type} (${event.claims?.authentication_method})`);
+    await render();
+  });
+  render();
+}
+$('apiKeyId').addEventListener('change', connect);
+connect();
+
+// Keep the session warm: asking for the token is what renews it when it is about to expire.
+setInterval(async () => {
+  if (client && (await client.isSignedIn())) {
+    await client.getAccessToken().catch(() => {});
+    await render();
+  }
+}, 2000);
+
+$('otpStart').addEventListener('submit', async (event) => {
   event.preventDefault();
   try {
-    const started = await call('/v1/auth/otp/start', { identifier: $('identifier').value });
-    challengeId = started.challenge_id;
-    $('completeForm').hidden = false;
-    $('outboxHint').innerHTML =
-      'Development mode: find the code in <a href="/dev/outbox" target="_blank">/dev/outbox</a>.';
+    const started = await client.otp.start($('identifier').value);
+    challengeId = started.challengeId;
+    $('otpComplete').hidden = false;
     $('code').focus();
-    status(`Code sent by ${started.channel}.`, 'ok');
+    status(`Code sent by ${started.channel}; see the development outbox.`, 'ok');
   } catch (error) {
-    status(error.message, 'error');
+    status(explain(error), 'error');
   }
 });
 
-$('completeForm').addEventListener('submit', async (event) => {
+$('otpComplete').addEventListener('submit', async (event) => {
   event.preventDefault();
   try {
-    const done = await call('/v1/auth/otp/complete', {
-      challenge_id: challengeId,
-      code: $('code').value.trim(),
-      getOAuthToken: true,
-    });
-    bundle = done.oauth_token;
-    $('completeForm').hidden = true;
-    show();
-    status('Signed in.', 'ok');
+    await client.otp.complete(challengeId, $('code').value.trim());
+    $('otpComplete').hidden = true;
+    $('code').value = '';
+    status('Signed in with a one-time code.', 'ok');
   } catch (error) {
-    status(error.message, 'error');
+    status(explain(error), 'error');
   }
 });
 
-$('verifyBtn').addEventListener('click', async () => {
-  const answer = await call('/verify', { oauth_token: bundle });
+action('verifyBtn', async () => {
+  const answer = await client.verify();
   status(
-    answer.success ? 'The access token is valid.' : `Not valid: ${answer.reason}`,
+    answer.success ? 'POST /verify: the access token is valid.' : `POST /verify: ${answer.reason}`,
     answer.success ? 'ok' : 'error',
   );
 });
 
-$('refreshBtn').addEventListener('click', async () => {
-  try {
-    bundle = await call('/oauth/token', {
-      grant_type: 'refresh_token',
-      refresh_token: bundle.refresh_token,
-      client_id: $('apiKeyId').value.trim(),
-    });
-    show();
-    status('Tokens renewed; the old refresh token is now spent.', 'ok');
-  } catch (error) {
-    status(error.message, 'error');
+action('apiBtn', async () => {
+  const response = await client.fetch(`${sampleApi}/api/greeting`).catch(() => null);
+  if (!response) {
+    status(`The sample backend is not running at ${sampleApi} (npm start -w examples/express-api).`, 'error');
+    return;
   }
-});
-
-$('logoutBtn').addEventListener('click', async () => {
-  await call('/oauth/revoke', { token: bundle.refresh_token, client_id: $('apiKeyId').value.trim() }).catch(
-    () => {},
+  const body = await response.json().catch(() => ({}));
+  status(
+    response.ok ? body.message : `The backend answered ${response.status}.`,
+    response.ok ? 'ok' : 'error',
   );
-  bundle = null;
-  $('session').hidden = true;
-  status('Signed out; the session is revoked.');
 });
 
-fetch('/demo/config.json')
-  .then((r) => (r.ok ? r.json() : {}))
-  .then((config) => {
-    if (config.api_key_id && !$('apiKeyId').value) $('apiKeyId').value = config.api_key_id;
-  })
-  .catch(() => {});
+action('logoutBtn', async () => {
+  const { revoked } = await client.logout();
+  status(revoked ? 'Signed out; the session is revoked and the tokens are gone.' : 'Signed out locally.');
+});
+
+action('registerDevice', async () => {
+  const device = await client.devices.register('Demo browser');
+  status(`This browser is now a trusted device (${device.deviceId}).`, 'ok');
+  await render();
+});
+
+action('setPin', async () => {
+  await client.pin.set($('pinValue').value.trim());
+  $('pinValue').value = '';
+  status('PIN set. Sign out, then sign in with the device and the PIN.', 'ok');
+});
+
+action('registerPasskey', async () => {
+  const passkey = await client.passkeys.register('Demo passkey');
+  status(`Passkey added (${passkey.name}).`, 'ok');
+});
+
+action('deviceSignIn', async () => {
+  await client.devices.signIn();
+  status('Signed in with this trusted device.', 'ok');
+});
+
+action('pinSignIn', async () => {
+  await client.pin.signIn($('pinSignInValue').value.trim());
+  $('pinSignInValue').value = '';
+  status('Signed in with the device and the PIN.', 'ok');
+});
+
+action('passkeySignIn', async () => {
+  await client.passkeys.signIn();
+  status('Signed in with a passkey.', 'ok');
+});

@@ -58,6 +58,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** Create the `demo` project on first start and print its credentials. */
   demo: boolean;
+  /** The sample backend the demo page calls (examples/express-api). */
+  demoApiUrl: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     auditRetentionDays: int(env, 'TESSERA_AUDIT_RETENTION_DAYS', 365, 0, 36500),
     databasePoolSize: int(env, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 1000),
     demo: bool(env, 'TESSERA_DEMO', !production),
+    demoApiUrl: url(env, 'TESSERA_DEMO_API_URL', ['http:', 'https:']) ?? 'http://127.0.0.1:3001',
   };
   return Object.freeze(config);
 }

@@ -74,7 +74,11 @@ export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/demo', async (_request, reply) => reply.redirect('/demo/'));
     app.get('/demo/config.json', async () => {
       const demo = await ctx.projects.findByName('demo');
-      return { api_key_id: demo?.api_key_id ?? null, issuer: ctx.config.issuer };
+      return {
+        api_key_id: demo?.api_key_id ?? null,
+        issuer: ctx.config.issuer,
+        sample_api: ctx.config.demoApiUrl,
+      };
     });
     app.get<{ Params: { file?: string } }>('/demo/:file', async (request, reply) => {
       const file = files.get(request.params.file || 'index.html');
