@@ -86,10 +86,26 @@ export async function migrate(db: Db): Promise<string[]> {
     provider: migrationProvider,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Before taking its lock, Kysely's migrator introspects the tables of every schema of the
+  // database; a schema dropped or altered meanwhile (tests drop theirs) fails that query. No
+  // migration has run then (no results), so it is safe to try again.
+  for (
+    let retry = 0;
+    retry < 5 && error && !results && db.dialect === 'postgres' && isCatalogRace(error);
+    retry++
+  ) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** invalid_schema_name, undefined_table, undefined_column: a relation of another schema vanished. */
+function isCatalogRace(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '3F000' || code === '42P01' || code === '42703';
 }
