@@ -20,8 +20,18 @@ export interface CreateProjectInput {
   numericAuthTime?: boolean;
 }
 
-/** Normalises an allowed browser origin (`scheme://host[:port]`), refusing paths and wildcards. */
+/**
+ * The origin a native Android app reports in WebAuthn client data: the base64url SHA-256 of the
+ * app's signing certificate. Passkeys made in the app are checked against it.
+ */
+const ANDROID_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Normalises an allowed origin: a web origin (`scheme://host[:port]`; paths and wildcards are
+ * refused) or an Android app origin (`android:apk-key-hash:<base64url sha256>`, kept as given).
+ */
 export function normaliseOrigin(raw: string): string {
+  if (ANDROID_ORIGIN.test(raw)) return raw;
   let url: URL;
   try {
     url = new URL(raw);
@@ -58,7 +68,8 @@ export class ProjectsService {
     const name = input.name.trim();
     if (!name || name.length > 100) throw badRequest('a project name of 1 to 100 characters is required');
     const origins = [...new Set((input.origins ?? []).map(normaliseOrigin))];
-    const rpId = input.rpId ?? (origins[0] ? new URL(origins[0]).hostname : null);
+    const web = origins.find((o) => !ANDROID_ORIGIN.test(o));
+    const rpId = input.rpId ?? (web ? new URL(web).hostname : null);
     const secret = `sk_${randomToken(32)}`;
     const project = {
       id: randomUUID(),
