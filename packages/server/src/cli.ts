@@ -3,18 +3,39 @@ import { Command, Option } from 'commander';
 import pino from 'pino';
 import { recordKeyRotation } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
-import { connect, type Db, migrate } from './db/connect.js';
+import { connect, migrate } from './db/connect.js';
 import { rotateKeys } from './keys/rotation.js';
 import { createLogger } from './logger.js';
-import { openRuntime, serve } from './main.js';
+import { openRuntime, type Runtime, serve } from './main.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
-function auditLog(db: Db): AuditLog {
-  return new AuditLog(db, (error) => {
+/**
+ * The CLI's audit log. Its events are queued for the projects' webhooks as well (a running
+ * server's worker sends them); `settled()` waits for the queueing before the database closes.
+ */
+function auditLog(runtime: Runtime, cfg: Readonly<Config>): { log: AuditLog; settled(): Promise<unknown> } {
+  const webhooks = new WebhooksService(
+    runtime.db,
+    runtime.masterKey.derive('webhook-secret'),
+    { ...cfg.webhooks, allowHttp: cfg.env !== 'production' },
+    runtime.logger,
+  );
+  const queued: Array<Promise<unknown>> = [];
+  const log = new AuditLog(runtime.db, (error) => {
     throw error;
   });
+  // After a secret rotation the new secret must still be printed: a failure here only warns.
+  log.subscribe((event) =>
+    queued.push(
+      webhooks
+        .queue(event)
+        .catch(() => console.error(`tessera: warning: the ${event.type} webhook deliveries were not queued`)),
+    ),
+  );
+  return { log, settled: () => Promise.all(queued) };
 }
 
 function config(): Readonly<Config> {
@@ -124,16 +145,18 @@ projects
   .argument('<project>', 'API key id or project name')
   .option('--json', 'print JSON')
   .action(async (ref: string, opts: { json?: boolean }) => {
-    await withRuntime(async ({ db }) => {
-      const service = new ProjectsService(new ProjectsRepository(db));
+    await withRuntime(async (runtime, cfg) => {
+      const service = new ProjectsService(new ProjectsRepository(runtime.db));
       const apiKeyId = ref.startsWith('pk_') ? ref : (await service.findByName(ref))?.api_key_id;
       if (!apiKeyId) throw new ConfigError(`no project named ${ref}`);
       const rotated = await service.rotateSecret(apiKeyId);
-      await auditLog(db).record({
+      const audit = auditLog(runtime, cfg);
+      await audit.log.record({
         projectId: rotated.project_id,
         type: 'project.secret_rotated',
         data: { by: 'cli' },
       });
+      await audit.settled();
       if (opts.json)
         console.log(
           JSON.stringify({ api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret }),
@@ -170,10 +193,13 @@ keys
   )
   .addOption(new Option('--delay <seconds>', 'override the delay before the new key signs').argParser(Number))
   .action(async (opts: { delay?: number }) => {
-    await withRuntime(async ({ keys: store }, cfg) => {
+    await withRuntime(async (runtime, cfg) => {
+      const store = runtime.keys;
       const kid = await rotateKeys(store, cfg, opts.delay);
       const projects = await new ProjectsService(new ProjectsRepository(store.db)).list();
-      await recordKeyRotation(auditLog(store.db), projects, kid, 'cli');
+      const audit = auditLog(runtime, cfg);
+      await recordKeyRotation(audit.log, projects, kid, 'cli');
+      await audit.settled();
       console.log(`key ${kid} published; it starts signing in ${opts.delay ?? cfg.keys.rotationDelay} s`);
     });
   });

@@ -167,8 +167,16 @@ export class WebhooksService {
     return rows.map(deliveryView);
   }
 
-  /** Queues an audit event for every endpoint of its project that subscribed to its type. */
+  /** Queues an audit event for every endpoint of its project that subscribed to its type, and sends. */
   async enqueue(event: AuditEvent & { id: string; createdAt: number }): Promise<void> {
+    if (await this.queue(event)) this.kick();
+  }
+
+  /**
+   * Queues an audit event's deliveries without sending them: a process without a worker (the CLI)
+   * leaves them to the servers' workers. True when something was queued.
+   */
+  async queue(event: AuditEvent & { id: string; createdAt: number }): Promise<boolean> {
     const endpoints = await this.db.kysely
       .selectFrom('webhook_endpoints')
       .select(['id', 'event_types'])
@@ -178,7 +186,7 @@ export class WebhooksService {
       const types = JSON.parse(e.event_types) as string[];
       return types.includes('*') || types.includes(event.type);
     });
-    if (targets.length === 0) return;
+    if (targets.length === 0) return false;
     const payload = JSON.stringify({
       type: event.type,
       timestamp: new Date(event.createdAt).toISOString(),
@@ -205,7 +213,7 @@ export class WebhooksService {
         })),
       )
       .execute();
-    this.kick();
+    return true;
   }
 
   /** Polls the queue every second until stop(). */
