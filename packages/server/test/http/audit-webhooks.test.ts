@@ -741,6 +741,39 @@ eachDialect('webhooks', (dialect) => {
     }
   });
 
+  // Regression: the CLI recorded these events in the audit log only; no webhook ever went out.
+  test('key and secret rotations made with the CLI reach the webhooks (sent by a running server)', async () => {
+    const receiver = await startReceiver(() => 204);
+    const server = await startServer(dialect, { env: ENV }).catch(async (error) => {
+      await receiver.close();
+      throw error;
+    });
+    try {
+      const created = await integrator(server)('POST', '/v1/webhooks', {
+        url: receiver.url,
+        event_types: ['key.rotated', 'project.secret_rotated'],
+      });
+      assert.equal(created.status, 201, created.text);
+      const keys = await cli(server, ['keys', 'rotate', '--delay', '3600']);
+      assert.equal(keys.code, 0, keys.stderr);
+      const secret = await cli(server, ['projects', 'rotate-secret', server.project.api_key_id, '--json']);
+      assert.equal(secret.code, 0, secret.stderr);
+      assert.equal(JSON.parse(secret.stdout).api_key_id, server.project.api_key_id);
+
+      await waitFor('both deliveries', async () => receiver.received.length >= 2);
+      const payloads = receiver.received.map((r) => JSON.parse(r.body));
+      assert.deepEqual(payloads.map((p) => p.type).sort(), ['key.rotated', 'project.secret_rotated']);
+      for (const payload of payloads) assert.equal(payload.data.by, 'cli');
+      const kid = payloads.find((p) => p.type === 'key.rotated').data.kid;
+      await server.ctx.keys.reload();
+      assert.ok(server.ctx.keys.list().some((k) => k.kid === kid && k.status === 'next'));
+      for (const delivery of receiver.received) assert.ok(signatureValid(created.body.secret, delivery));
+    } finally {
+      await server.close();
+      await receiver.close();
+    }
+  });
+
   test('https is required when http is not allowed (production)', async () => {
     const server = await startServer(dialect, { env: ENV });
     try {
