@@ -166,7 +166,17 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
           data: { session_id: session.id },
         });
       },
-      revoked: (sid) => revocations.add(sid),
+      revoked: (sid, reason, session) => {
+        revocations.add(sid);
+        // A sign-out (RFC 7009 revocation); a reused refresh token has an event of its own.
+        if (reason !== 'refresh_token_reuse')
+          void audit.record({
+            projectId: session.project_id,
+            userId: session.user_id,
+            type: 'session.revoked',
+            data: { session_id: sid, by: 'user' },
+          });
+      },
       reuseDetected: (session) => {
         metrics.reuseDetections.inc();
         void audit.record({

@@ -30,7 +30,7 @@ export interface Directory {
 
 export interface SessionListener {
   refreshed?(session: Session): void;
-  revoked?(sessionId: string, reason: string): void;
+  revoked?(sessionId: string, reason: string, session: Session): void;
   reuseDetected?(session: Session): void;
 }
 
@@ -226,7 +226,7 @@ export class TokenService {
         return this.bundle(project, user, session, successor);
     }
     if (await this.sessions.revoke(session.id, 'refresh_token_reuse', now)) {
-      this.listener.revoked?.(session.id, 'refresh_token_reuse');
+      this.listener.revoked?.(session.id, 'refresh_token_reuse', session);
       this.listener.reuseDetected?.(session);
     }
     throw invalidGrant('refresh token was already used; the session has been revoked');
@@ -254,7 +254,7 @@ export class TokenService {
     const project = await this.directory.project(session.project_id);
     if (!project || project.api_key_id !== clientId) return 'wrong_client';
     if (await this.sessions.revoke(session.id, reason, this.now()))
-      this.listener.revoked?.(session.id, reason);
+      this.listener.revoked?.(session.id, reason, session);
     return 'revoked';
   }
 }
