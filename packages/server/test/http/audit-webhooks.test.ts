@@ -333,6 +333,13 @@ eachDialect('audit log', (dialect) => {
     );
     const revoked = await api('POST', `/v1/users/${userId}/sessions/revoke`, {});
     assert.equal(revoked.status, 200, revoked.text);
+    // And the user signs out (RFC 7009). Regression: a sign-out was not recorded.
+    const third = await server.signIn(email);
+    secrets.push(third.access_token, third.refresh_token, server.lastCode(email));
+    const signOut = await server.request('POST', '/oauth/revoke', {
+      body: { token: third.refresh_token, client_id: server.project.api_key_id },
+    });
+    assert.equal(signOut.status, 200, signOut.text);
 
     // Phase 5: operator actions — a signing-key rotation (as `tessera keys rotate`) and a new API
     // key secret by the real CLI.
@@ -394,6 +401,15 @@ eachDialect('audit log', (dialect) => {
     assert.deepEqual(one('project.secret_rotated')[0]!.data, { by: 'cli' });
     assert.equal(one('device.removed')[0]!.data.device_id, device.deviceId);
     assert.equal(one('pin.locked')[0]!.user_id, userId);
+    assert.deepEqual(
+      one('session.revoked')
+        .map((e) => e.data)
+        .sort((x, y) => String(y.by).localeCompare(String(x.by))),
+      [
+        { session_id: decodeJwt(third.access_token).sid, by: 'user' },
+        { session_id: decodeJwt(bundle.access_token).sid, by: 'integrator' },
+      ],
+    );
     // Newest first.
     const times = events.map((e) => Date.parse(e.created_at));
     assert.deepEqual(
