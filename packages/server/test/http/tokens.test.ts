@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { OAuthTokenBundle } from '@tessera/core';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { eachDialect, startServer, type TestServer } from '../helpers/harness.js';
+
+const ACCESS_CLAIMS = [
+  'aud',
+  'authentication_method',
+  'client_user_id',
+  'exp',
+  'iat',
+  'identifier',
+  'iss',
+  'jti',
+  'scope',
+  'sid',
+  'sub',
+  'type',
+];
+const ID_CLAIMS = [
+  'aud',
+  'auth_time',
+  'client_user_id',
+  'exp',
+  'iat',
+  'identifier',
+  'iss',
+  'jti',
+  'sub',
+  'type',
+];
+const BUNDLE_MEMBERS = [
+  'access_token',
+  'auth_method',
+  'expires_in',
+  'id_token',
+  'refresh_token',
+  'token_type',
+];
+const PUBLIC_JWK_MEMBERS = new Set(['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use']);
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
+
+/** Plenty of requests per IP: these suites sign in many times from loopback. */
+const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
+
+let counter = 0;
+const nextEmail = () => `user${++counter}.${Date.now()}@example.com`;
+
+function sorted(object: Record<string, unknown>): string[] {
+  return Object.keys(object).sort();
+}
+
+async function verifyAccess(server: TestServer, token: string, audience = server.project.api_key_id) {
+  const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
+  return jwtVerify(token, jwks, {
+    issuer: server.url,
+    audience,
+    typ: 'at+jwt',
+    algorithms: ['ES256'],
+  });
+}
+
+async function verifyId(server: TestServer, token: string, audience = server.project.api_key_id) {
+  const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
+  return jwtVerify(token, jwks, { issuer: server.url, audience, typ: 'JWT', algorithms: ['ES256'] });
+}
+
+eachDialect('token bundle and JWT formats', (dialect) => {
+  let server: TestServer;
+  let nowMs = Date.now();
+  before(async () => {
+    server = await startServer(dialect, { env: ENV, now: () => nowMs });
+  });
+  after(() => server.close());
+
+  test('the bundle has exactly the specified members and values', async () => {
+    const bundle = await server.signIn(nextEmail());
+    assert.deepEqual(sorted(bundle as unknown as Record<string, unknown>), BUNDLE_MEMBERS);
+    assert.equal(bundle.expires_in, 3600);
+    assert.equal(bundle.token_type, 'Bearer');
+    assert.equal(bundle.auth_method, 'OTP');
+    assert.equal(typeof bundle.access_token, 'string');
+    assert.equal(typeof bundle.id_token, 'string');
+    assert.equal(typeof bundle.refresh_token, 'string');
+  });
+
+  test('the access token verifies with jose and has exactly the specified claims', async () => {
+    const email = nextEmail();
+    const bundle = await server.signIn(email);
+    const { payload, protectedHeader } = await verifyAccess(server, bundle.access_token);
+    assert.deepEqual(sorted(protectedHeader), ['alg', 'kid', 'typ']);
+    assert.equal(protectedHeader.alg, 'ES256');
+    assert.equal(protectedHeader.typ, 'at+jwt');
+    assert.equal(typeof protectedHeader.kid, 'string');
+    assert.ok((protectedHeader.kid ?? '').length > 0);
+
+    assert.deepEqual(sorted(payload), ACCESS_CLAIMS);
+    assert.equal(typeof payload.sub, 'string');
+    assert.ok((payload.sub ?? '').length > 0);
+    assert.equal(payload.client_user_id, payload.sub);
+    assert.equal(payload.authentication_method, 'OTP');
+    assert.equal(payload.type, 'access_token');
+    assert.equal(payload.identifier, email);
+    assert.equal(payload.scope, 'access');
+    assert.equal(payload.aud, server.project.api_key_id);
+    assert.equal(payload.iss, server.url);
+    assert.ok(Number.isInteger(payload.iat));
+    assert.ok(Number.isInteger(payload.exp));
+    assert.equal(payload.iat, Math.floor(nowMs / 1000));
+    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 3600);
+    assert.equal(typeof payload.jti, 'string');
+    assert.equal(typeof payload.sid, 'string');
+  });
+
+  test('the ID token has exactly the specified claims, auth_time a string of digits', async () => {
+    const email = nextEmail();
+    const bundle = await server.signIn(email);
+    const access = decodeJwt(bundle.access_token);
+    const { payload, protectedHeader } = await verifyId(server, bundle.id_token);
+    assert.deepEqual(sorted(protectedHeader), ['alg', 'kid', 'typ']);
+    assert.equal(protectedHeader.alg, 'ES256');
+    assert.equal(protectedHeader.typ, 'JWT');
+    assert.equal(protectedHeader.kid, decodeProtectedHeader(bundle.access_token).kid);
+
+    assert.deepEqual(sorted(payload), ID_CLAIMS);
+    assert.equal(payload.sub, access.sub);
+    assert.equal(payload.client_user_id, payload.sub);
+    assert.equal(typeof payload.auth_time, 'string');
+    assert.match(payload.auth_time as string, /^\d+$/);
+    assert.equal(payload.auth_time, String(Math.floor(nowMs / 1000)));
+    assert.equal(payload.identifier, email);
+    assert.equal(payload.type, 'id_token');
+    assert.equal(payload.aud, server.project.api_key_id);
+    assert.equal(payload.iss, server.url);
+    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 3600);
+    assert.notEqual(payload.jti, access.jti);
+  });
+
+  test('an ID token is not accepted where an access token is expected (typ differs)', async () => {
+    const bundle = await server.signIn(nextEmail());
+    await assert.rejects(verifyAccess(server, bundle.id_token), { code: 'ERR_JWT_CLAIM_VALIDATION_FAILED' });
+    await assert.rejects(verifyId(server, bundle.access_token), { code: 'ERR_JWT_CLAIM_VALIDATION_FAILED' });
+  });
+
+  test('auth_time stays the time of the authentication across refreshes', async () => {
+    const signedInAt = nowMs;
+    const bundle = await server.signIn(nextEmail());
+    nowMs += 120_000;
+    try {
+      const refreshed = await server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: bundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+      assert.equal(refreshed.status, 200, refreshed.body?.error);
+      const id = decodeJwt(refreshed.body.id_token);
+      assert.equal(id.auth_time, String(Math.floor(signedInAt / 1000)));
+      assert.equal(id.iat, Math.floor(nowMs / 1000));
+    } finally {
+      nowMs = Date.now();
+    }
+  });
+
+  test('jti is unique across every token issued', async () => {
+    const bundles: OAuthTokenBundle[] = [];
+    for (let i = 0; i < 4; i++) bundles.push(await server.signIn(nextEmail()));
+    let current = bundles[0]!;
+    for (let i = 0; i < 3; i++) {
+      const refreshed = await server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: current.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+      assert.equal(refreshed.status, 200, refreshed.body?.error);
+      current = refreshed.body;
+      bundles.push(current);
+    }
+    const jtis = bundles.flatMap((b) => [decodeJwt(b.access_token).jti, decodeJwt(b.id_token).jti]);
+    for (const jti of jtis) assert.equal(typeof jti, 'string');
+    assert.equal(new Set(jtis).size, jtis.length);
+  });
+
+  test('the refresh token is opaque (not a JWT) with at least 256 bits of randomness', async () => {
+    const tokens = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const { refresh_token: token } = await server.signIn(nextEmail());
+      tokens.add(token);
+      assert.throws(() => decodeJwt(token));
+      assert.notEqual(token.split('.').length, 3);
+      // The secret part: base64url, at least 32 bytes.
+      const secret = token.slice(token.lastIndexOf('.') + 1);
+      assert.match(secret, /^[A-Za-z0-9_-]+$/);
+      assert.ok(Buffer.from(secret, 'base64url').length >= 32, `secret too short in ${token.length} chars`);
+    }
+    assert.equal(tokens.size, 3);
+  });
+
+  test('a project with numericAuthTime gets a numeric auth_time', async () => {
+    const project = await server.ctx.projects.create({
+      name: 'strict-oidc',
+      origins: ['http://strict.test'],
+      numericAuthTime: true,
+    });
+    const bundle = await server.signIn(nextEmail(), project);
+    const { payload } = await verifyId(server, bundle.id_token, project.api_key_id);
+    assert.equal(typeof payload.auth_time, 'number');
+    assert.equal(payload.auth_time, Math.floor(nowMs / 1000));
+    assert.deepEqual(sorted(payload), ID_CLAIMS);
+    // The access token is unchanged by the setting.
+    const access = await verifyAccess(server, bundle.access_token, project.api_key_id);
+    assert.deepEqual(sorted(access.payload), ACCESS_CLAIMS);
+  });
+
+  test('the JWKS has Cache-Control and only public key members', async () => {
+    const response = await server.request('GET', '/.well-known/jwks.json');
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    const cacheControl = response.headers.get('cache-control') ?? '';
+    assert.match(cacheControl, /max-age=\d+/);
+    assert.doesNotMatch(cacheControl, /no-store|private/);
+    const keys = response.body.keys as Array<Record<string, unknown>>;
+    assert.ok(Array.isArray(keys) && keys.length > 0);
+    for (const key of keys) {
+      for (const member of PRIVATE_JWK_MEMBERS) assert.equal(member in key, false, `JWKS leaks ${member}`);
+      for (const member of Object.keys(key))
+        assert.ok(PUBLIC_JWK_MEMBERS.has(member), `unexpected ${member}`);
+      assert.equal(key.kty, 'EC');
+      assert.equal(key.crv, 'P-256');
+      assert.equal(key.alg, 'ES256');
+      assert.equal(key.use, 'sig');
+      assert.equal(typeof key.kid, 'string');
+    }
+    assert.doesNotMatch(response.text, /"d"\s*:/);
+    const bundle = await server.signIn(nextEmail());
+    const kid = decodeProtectedHeader(bundle.access_token).kid;
+    assert.ok(keys.some((k) => k.kid === kid));
+  });
+
+  test('openid-configuration names the issuer and a jwks_uri that serves the keys', async () => {
+    const response = await server.request('GET', '/.well-known/openid-configuration');
+    assert.equal(response.status, 200);
+    assert.equal(response.body.issuer, server.url);
+    assert.equal(response.body.jwks_uri, `${server.url}/.well-known/jwks.json`);
+    assert.ok((response.body.id_token_signing_alg_values_supported as string[]).includes('ES256'));
+    const jwks = await fetch(response.body.jwks_uri);
+    assert.equal(jwks.status, 200);
+    const body = (await jwks.json()) as { keys: unknown[] };
+    assert.ok(body.keys.length > 0);
+  });
+});
+
+eachDialect('token lifetimes are configurable', (dialect) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer(dialect, {
+      env: { ...ENV, TESSERA_ACCESS_TOKEN_TTL: '600', TESSERA_ID_TOKEN_TTL: '900' },
+    });
+  });
+  after(() => server.close());
+
+  test('TESSERA_ACCESS_TOKEN_TTL changes expires_in and exp', async () => {
+    const bundle = await server.signIn(nextEmail());
+    assert.equal(bundle.expires_in, 600);
+    const { payload } = await verifyAccess(server, bundle.access_token);
+    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 600);
+    const id = await verifyId(server, bundle.id_token);
+    assert.equal((id.payload.exp ?? 0) - (id.payload.iat ?? 0), 900);
+  });
+});

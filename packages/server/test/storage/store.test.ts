@@ -1,0 +1,246 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { randomUUID } from '../../src/crypto/random.js';
+import { connect, type Db, migrate } from '../../src/db/connect.js';
+import { migrationProvider } from '../../src/migrations/index.js';
+import { OtpRepository } from '../../src/modules/otp/otp.repository.js';
+import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
+import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import { UsersRepository } from '../../src/modules/users/users.repository.js';
+import { RateLimiter } from '../../src/plugins/rate-limiter.js';
+import {
+  createStorage,
+  type Dialect,
+  eachDialect,
+  postgresUrl,
+  type TestStorage,
+} from '../helpers/harness.js';
+
+/** A database no migration has touched yet (a new SQLite file or a new PostgreSQL schema). */
+async function emptyDatabase(dialect: Dialect): Promise<{ open(): Promise<Db>; cleanup(): Promise<void> }> {
+  const opened: Db[] = [];
+  let open: () => Promise<Db>;
+  let drop: () => Promise<void>;
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-store-'));
+    open = () => connect(`sqlite:${join(dir, 'fresh.db')}`);
+    drop = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const url = postgresUrl!;
+    const schema = `tessera_test_${randomBytes(6).toString('hex')}`;
+    open = () => connect(url, { schema });
+    drop = async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`drop schema if exists ${schema} cascade`);
+      } finally {
+        await client.end();
+      }
+    };
+  }
+  return {
+    async open() {
+      const db = await open();
+      opened.push(db);
+      return db;
+    },
+    async cleanup() {
+      for (const db of opened) await db.close().catch(() => {});
+      await drop();
+    },
+  };
+}
+
+/** Spreads calls over several connections to one database (several instances, in effect). */
+function spread<T>(n: number, dbs: Db[], call: (db: Db, i: number) => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => call(dbs[i % dbs.length]!, i)));
+}
+
+eachDialect('migrations', (dialect) => {
+  test('apply once, then a second run (also from another connection) does nothing', async () => {
+    const database = await emptyDatabase(dialect);
+    try {
+      const db = await database.open();
+      const all = Object.keys(await migrationProvider.getMigrations());
+      assert.ok(all.length > 0);
+      assert.deepEqual(await migrate(db), all);
+      // PostgreSQL introspection lists every schema's tables: keep only this connection's own.
+      const schema =
+        dialect === 'postgres'
+          ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]
+              ?.schema
+          : undefined;
+      const tables = async () =>
+        (await db.kysely.introspection.getTables())
+          .filter((t) => schema === undefined || t.schema === schema)
+          .map((t) => t.name)
+          .sort();
+      const after = await tables();
+      for (const table of ['projects', 'signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limits'])
+        assert.ok(after.includes(table), `table ${table} is missing`);
+
+      assert.deepEqual(await migrate(db), []);
+      const other = await database.open();
+      assert.deepEqual(await migrate(other), []);
+      assert.deepEqual(await tables(), after);
+      // Still usable after the reruns.
+      const projects = new ProjectsService(new ProjectsRepository(other));
+      const created = await projects.create({ name: 'after migrations' });
+      assert.equal((await projects.byApiKeyId(created.api_key_id))?.name, 'after migrations');
+    } finally {
+      await database.cleanup();
+    }
+  });
+
+  test('a database created by the test harness is migrated to the latest', async () => {
+    const storage = await createStorage(dialect);
+    try {
+      assert.deepEqual(await migrate(storage.db), []);
+    } finally {
+      await storage.cleanup();
+    }
+  });
+});
+
+eachDialect('atomic storage operations', (dialect) => {
+  let storage: TestStorage;
+  let dbs: Db[];
+  let projectId: string;
+  let nowMs: number;
+  const now = () => nowMs;
+
+  beforeEach(async () => {
+    nowMs = Date.UTC(2030, 0, 1);
+    storage = await createStorage(dialect);
+    dbs = [storage.db, await storage.reopen(), await storage.reopen()];
+    const project = await new ProjectsService(new ProjectsRepository(storage.db), now).create({ name: 'p' });
+    projectId = project.project_id;
+  });
+  afterEach(() => storage.cleanup());
+
+  test('the rate limiter counts 50 parallel hits exactly', async () => {
+    const limiters = dbs.map((db) => new RateLimiter(db, now));
+    const rule = { limit: 20, window: 60 };
+    const results = await spread(50, dbs, (_db, i) =>
+      limiters[i % limiters.length]!.hit('test', 'subject', rule),
+    );
+    assert.deepEqual(
+      results.map((r) => r.count).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+    assert.equal(results.filter((r) => r.allowed).length, 20);
+    for (const r of results) assert.equal(r.allowed, r.count <= 20);
+    const rows = await storage.db.kysely.selectFrom('rate_limits').selectAll().execute();
+    assert.equal(rows.length, 1);
+    assert.equal(Number(rows[0]!.count), 50);
+
+    // Another subject has its own counter; a new window starts from one.
+    assert.equal((await limiters[1]!.hit('test', 'other', rule)).count, 1);
+    nowMs += 60_000;
+    const fresh = await spread(10, dbs, (_db, i) =>
+      limiters[i % limiters.length]!.hit('test', 'subject', rule),
+    );
+    assert.deepEqual(
+      fresh.map((r) => r.count).sort((a, b) => a - b),
+      Array.from({ length: 10 }, (_, i) => i + 1),
+    );
+    assert.ok(fresh.every((r) => r.allowed));
+  });
+
+  async function newChallenge(maxAttempts: number, expiresIn = 300_000): Promise<string> {
+    const id = `otp_${randomBytes(16).toString('base64url')}`;
+    await new OtpRepository(storage.db).insert({
+      id,
+      project_id: projectId,
+      identifier: 'ada@example.com',
+      channel: 'email',
+      code_hash: 'not-a-real-hash',
+      max_attempts: maxAttempts,
+      created_at: nowMs,
+      expires_at: nowMs + expiresIn,
+      consumed_at: null,
+    });
+    return id;
+  }
+
+  test('reserveAttempt under parallel calls grants exactly max_attempts', async () => {
+    const repositories = dbs.map((db) => new OtpRepository(db));
+    for (const maxAttempts of [1, 5]) {
+      const id = await newChallenge(maxAttempts);
+      const results = await spread(30, dbs, (_db, i) =>
+        repositories[i % repositories.length]!.reserveAttempt(projectId, id, nowMs),
+      );
+      const granted = results.filter((r) => r !== undefined);
+      assert.equal(granted.length, maxAttempts);
+      assert.deepEqual(
+        granted.map((r) => Number(r.attempts)).sort((a, b) => a - b),
+        Array.from({ length: maxAttempts }, (_, i) => i + 1),
+      );
+      for (const r of granted) assert.equal(Number(r.max_attempts), maxAttempts);
+      const row = await repositories[0]!.find(projectId, id);
+      assert.equal(Number(row?.attempts), maxAttempts);
+      assert.equal(await repositories[1]!.reserveAttempt(projectId, id, nowMs), undefined);
+    }
+  });
+
+  test('reserveAttempt refuses expired, consumed and foreign challenges', async () => {
+    const repository = new OtpRepository(storage.db);
+    const expired = await newChallenge(5, 1000);
+    assert.equal(await repository.reserveAttempt(projectId, expired, nowMs + 1000), undefined);
+    const consumed = await newChallenge(5);
+    assert.equal(await repository.consume(consumed, nowMs), true);
+    assert.equal(await repository.reserveAttempt(projectId, consumed, nowMs), undefined);
+    const foreign = await newChallenge(5);
+    assert.equal(await repository.reserveAttempt(randomUUID(), foreign, nowMs), undefined);
+    assert.equal(await repository.reserveAttempt(projectId, 'otp_unknown', nowMs), undefined);
+  });
+
+  test('consume has exactly one winner', async () => {
+    const repositories = dbs.map((db) => new OtpRepository(db));
+    for (let round = 0; round < 3; round++) {
+      const id = await newChallenge(5);
+      const results = await spread(20, dbs, (_db, i) =>
+        repositories[i % repositories.length]!.consume(id, nowMs),
+      );
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.notEqual((await repositories[0]!.find(projectId, id))?.consumed_at, null);
+    }
+  });
+
+  test('users.findOrCreate under parallel calls creates one user', async () => {
+    const repositories = dbs.map((db) => new UsersRepository(db));
+    for (const identifier of ['ada@example.com', '+14155550100']) {
+      const results = await spread(20, dbs, (_db, i) =>
+        repositories[i % repositories.length]!.findOrCreate({
+          id: randomUUID(),
+          project_id: projectId,
+          identifier,
+          identifier_type: identifier.startsWith('+') ? 'phone' : 'email',
+          client_user_id: null,
+          created_at: nowMs,
+          last_sign_in_at: null,
+        }),
+      );
+      const ids = new Set(results.map((u) => u.id));
+      assert.equal(ids.size, 1);
+      for (const u of results) assert.equal(u.identifier, identifier);
+      const rows = await storage.db.kysely
+        .selectFrom('users')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('identifier', '=', identifier)
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [...ids],
+      );
+    }
+  });
+});
