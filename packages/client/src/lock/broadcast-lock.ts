@@ -102,6 +102,20 @@ export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
     wakeAll(s);
   });
 
+  /**
+   * Waits for objections. A busy event loop can run the timer before messages that arrived in
+   * time, so one more turn of the loop lets them in; and when the wait took far longer than
+   * asked (the tab was stalled), the objections may still be on their way: wait again.
+   */
+  async function settle(): Promise<void> {
+    for (let round = 0; round < 3; round++) {
+      const started = Date.now();
+      await sleep(settleMs);
+      await sleep(0);
+      if (Date.now() - started < settleMs * 2) return;
+    }
+  }
+
   async function acquire(name: string, deadline: number): Promise<() => void> {
     const s = state(name);
     for (;;) {
@@ -115,7 +129,7 @@ export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
       const claim = { ticket: Math.random(), beaten: false };
       s.claim = claim;
       send(name, { type: 'claim', ticket: claim.ticket });
-      await sleep(settleMs);
+      await settle();
       s.claim = undefined;
       if (claim.beaten) continue;
       return hold(name, s);

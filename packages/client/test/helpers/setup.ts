@@ -36,10 +36,16 @@ export async function setup(options: StartOptions = {}): Promise<Setup> {
   const server = await startServer('sqlite', options);
   const calls: string[] = [];
   const clients: TesseraClient[] = [];
-  const fetch: FetchLike = (input, init) => {
+  const fetch: FetchLike = async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.origin === new URL(server.url).origin) calls.push(url.pathname);
-    return globalThis.fetch(input, init);
+    if (url.origin !== new URL(server.url).origin) return globalThis.fetch(input, init);
+    calls.push(url.pathname);
+    const response = await globalThis.fetch(input, init);
+    if (!options.now) return response;
+    // Node writes the Date header from the real clock; a server on an injected clock would not.
+    const headers = new Headers(response.headers);
+    headers.set('date', new Date(options.now()).toUTCString());
+    return new Response(await response.arrayBuffer(), { status: response.status, headers });
   };
   return {
     server,
