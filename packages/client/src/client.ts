@@ -128,12 +128,14 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   const keyStore = options.keyStore ?? defaultKeyStore();
   const storage = options.storage ?? defaultStorage(keyStore);
   const transport = new Transport(issuer, apiKeyId, fetchFn, clock, options.requestTimeoutMs ?? 15_000);
+  const lock = options.lock ?? defaultLock(channel);
+  const ownLock = options.lock ? undefined : (lock as ReturnType<typeof defaultLock>);
   const session = new TokenSession({
     apiKeyId,
     storage,
     transport,
     clock,
-    lock: options.lock ?? defaultLock(channel),
+    lock,
     channel,
     marginMs: (options.refreshMarginSeconds ?? 60) * 1000,
   });
@@ -174,6 +176,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     onAuthStateChange: (listener) => session.events.subscribe(listener),
     close() {
       session.close();
+      ownLock?.close?.();
       ownChannel?.close();
     },
   };

@@ -29,7 +29,7 @@ export function defaultChannel(apiKeyId: string): (ChannelLike & { close(): void
     : undefined;
 }
 
-export function defaultLock(channel: ChannelLike | undefined): TokenLock {
+export function defaultLock(channel: ChannelLike | undefined): TokenLock & { close?(): void } {
   if (typeof navigator !== 'undefined' && navigator.locks) return webLocks();
   if (channel) return broadcastChannelLock({ channel });
   return processLock();

@@ -1,7 +1,19 @@
 import type { ServerClock } from '../clock.js';
 import { ClientErrorCodes, errorFromAnswer, TesseraClientError } from '../errors.js';
 
-/** The `fetch` the SDK calls: the platform's, or one injected (tests, React Native polyfills). */
+/**
+ * The `fetch` the SDK calls: the platform's, or one injected (tests, React Native polyfills).
+ *
+ * @example
+ * ```ts
+ * import type { FetchLike } from '@tessera/client';
+ *
+ * const logged: FetchLike = (input, init) => {
+ *   console.debug('tessera →', init?.method ?? 'GET', String(input)); // URLs only, never bodies
+ *   return fetch(input, init);
+ * };
+ * ```
+ */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface CallOptions {

@@ -1,6 +1,14 @@
 import { type ChannelLike, instanceId, post } from '../session/channel.js';
 import { lockTimeout, settlesWithin, type TokenLock } from './lock.js';
 
+/**
+ * Options of {@link broadcastChannelLock}.
+ *
+ * @example
+ * ```ts
+ * const options: BroadcastLockOptions = { channel: new BroadcastChannel('tessera'), staleMs: 5_000 };
+ * ```
+ */
 export interface BroadcastLockOptions {
   /** The channel every participant shares (one per origin and app). */
   channel: ChannelLike;
@@ -46,7 +54,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * const tessera = createTesseraClient({ issuer, apiKeyId, channel, lock: broadcastChannelLock({ channel }) });
  * ```
  */
-export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
+export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock & { close(): void } {
   const { channel } = options;
   const timeoutMs = options.timeoutMs ?? 20_000;
   const staleMs = options.staleMs ?? 3_000;
@@ -81,7 +89,7 @@ export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
       s.wake.add(done);
     });
 
-  channel.addEventListener('message', (event: MessageEvent) => {
+  const onMessage = (event: MessageEvent) => {
     const m = event.data as LockMessage | undefined;
     if (m?.kind !== 'tessera-lock' || m.from === me || typeof m.name !== 'string') return;
     const s = state(m.name);
@@ -100,7 +108,8 @@ export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
       s.holder = undefined;
     }
     wakeAll(s);
-  });
+  };
+  channel.addEventListener('message', onMessage);
 
   /**
    * Waits for objections. A busy event loop can run the timer before messages that arrived in
@@ -155,6 +164,10 @@ export function broadcastChannelLock(options: BroadcastLockOptions): TokenLock {
   }
 
   return {
+    /** Stops listening to the channel (the lock is unusable afterwards). */
+    close() {
+      channel.removeEventListener('message', onMessage);
+    },
     run<T>(name: string, fn: () => Promise<T>): Promise<T> {
       // Callers in this tab queue locally; the channel only arbitrates between tabs.
       const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,13 @@
 import { lockTimeout, type TokenLock } from './lock.js';
 
+/**
+ * Options of {@link webLocks}.
+ *
+ * @example
+ * ```ts
+ * const options: WebLocksOptions = { timeoutMs: 10_000 };
+ * ```
+ */
 export interface WebLocksOptions {
   /** Default `navigator.locks`. */
   locks?: LockManager;

@@ -29,6 +29,9 @@ export function post(channel: ChannelLike, message: unknown): boolean {
 
 /** A random id for this instance (tab), used to ignore one's own messages and to break ties. */
 export function instanceId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  // Not a secret: without a crypto polyfill (bare React Native) Math.random does the job.
+  const bytes = new Uint8Array(12);
+  if (typeof globalThis.crypto?.getRandomValues === 'function') globalThis.crypto.getRandomValues(bytes);
+  else for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -3,9 +3,27 @@ import { indexedDbKeyStore } from './indexeddb-key-store.js';
 import type { KeyStore } from './key-store.js';
 import type { TokenStorage } from './token-storage.js';
 
-/** The parts of `localStorage` the adapter uses. */
+/**
+ * The parts of `localStorage` the adapter uses (`sessionStorage` fits too).
+ *
+ * @example
+ * ```ts
+ * import { browserStorage, type LocalStorageLike } from '@tessera/client';
+ *
+ * const perTab: LocalStorageLike = sessionStorage;
+ * const storage = browserStorage({ localStorage: perTab });
+ * ```
+ */
 export type LocalStorageLike = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
 
+/**
+ * Options of {@link browserStorage}; all optional.
+ *
+ * @example
+ * ```ts
+ * const options: BrowserStorageOptions = { keyId: 'my-app.storage-key' };
+ * ```
+ */
 export interface BrowserStorageOptions {
   /** Default the global `localStorage`. */
   localStorage?: LocalStorageLike;
@@ -19,9 +37,11 @@ const PREFIX = 'tessera-enc:v1:';
 
 /**
  * `localStorage`, with every value encrypted (AES-GCM, 256-bit) under a NON-EXTRACTABLE key kept
- * in IndexedDB. The key cannot be read out by any script, so a copy of localStorage — a synced
- * profile, a backup, disk forensics of the browser's files — reveals no token. Each value is
- * bound to its key name (additional data), so values cannot be swapped between entries.
+ * in IndexedDB. The key cannot be read out by any script and is not in localStorage, so a copy
+ * of localStorage reveals no token, and no token is written to the browser's files in clear.
+ * (Browsers do serialise the key into their IndexedDB files: a copy of the whole profile could
+ * yield it.) Each value is bound to its entry name (additional data), so values cannot be
+ * swapped between entries.
  *
  * What it does NOT stop: script running on your origin (XSS, a compromised dependency) can call
  * the SDK, or WebCrypto with the same key, and use the tokens. Keep your origin free of injected

@@ -1,5 +1,13 @@
 import type { KeyStore, StoredKey } from './key-store.js';
 
+/**
+ * Options of {@link indexedDbKeyStore}.
+ *
+ * @example
+ * ```ts
+ * const options: IndexedDbKeyStoreOptions = { database: 'my-app-keys' };
+ * ```
+ */
 export interface IndexedDbKeyStoreOptions {
   /** Database name. Default `tessera-keys`. */
   database?: string;

@@ -1,4 +1,11 @@
-/** What a {@link KeyStore} holds: WebCrypto keys, kept as objects (never exported). */
+/**
+ * What a {@link KeyStore} holds: WebCrypto keys, kept as objects (never exported).
+ *
+ * @example
+ * ```ts
+ * const isKeyPair = (key: StoredKey): key is CryptoKeyPair => 'privateKey' in key;
+ * ```
+ */
 export type StoredKey = CryptoKey | CryptoKeyPair;
 
 /**

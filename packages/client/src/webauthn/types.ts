@@ -5,7 +5,14 @@ export interface CredentialDescriptorJSON {
   transports?: string[];
 }
 
-/** WebAuthn creation options as the service sends them (binary members in base64url). */
+/**
+ * WebAuthn creation options as the service sends them (binary members in base64url).
+ *
+ * @example
+ * ```ts
+ * const create = (options: CreationOptionsJSON) => myPasskeyLibrary.create(options);
+ * ```
+ */
 export interface CreationOptionsJSON {
   rp: { id?: string; name: string };
   user: { id: string; name: string; displayName: string };
@@ -18,7 +25,14 @@ export interface CreationOptionsJSON {
   extensions?: AuthenticationExtensionsClientInputs;
 }
 
-/** WebAuthn request options as the service sends them (binary members in base64url). */
+/**
+ * WebAuthn request options as the service sends them (binary members in base64url).
+ *
+ * @example
+ * ```ts
+ * const get = (options: RequestOptionsJSON) => myPasskeyLibrary.get(options);
+ * ```
+ */
 export interface RequestOptionsJSON {
   challenge: string;
   timeout?: number;
@@ -28,7 +42,14 @@ export interface RequestOptionsJSON {
   extensions?: AuthenticationExtensionsClientInputs;
 }
 
-/** A new passkey as JSON (binary members in base64url), what the service verifies. */
+/**
+ * A new passkey as JSON (binary members in base64url), what the service verifies.
+ *
+ * @example
+ * ```ts
+ * const created: RegistrationResponseJSON = await authenticator.create(options);
+ * ```
+ */
 export interface RegistrationResponseJSON {
   id: string;
   rawId: string;
@@ -45,7 +66,14 @@ export interface RegistrationResponseJSON {
   clientExtensionResults: Record<string, unknown>;
 }
 
-/** A passkey assertion as JSON (binary members in base64url), what the service verifies. */
+/**
+ * A passkey assertion as JSON (binary members in base64url), what the service verifies.
+ *
+ * @example
+ * ```ts
+ * const assertion: AuthenticationResponseJSON = await authenticator.get(options);
+ * ```
+ */
 export interface AuthenticationResponseJSON {
   id: string;
   rawId: string;
