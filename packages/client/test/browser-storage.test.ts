@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { browserStorage, memoryKeyStore } from '@tessera/client';
+import { browserStorage, indexedDbKeyStore, memoryKeyStore } from '@tessera/client';
+import { fakeIndexedDb } from './helpers/fake-indexeddb.js';
 import { FakeLocalStorage } from './helpers/fake-local-storage.js';
 import { type Setup, setup } from './helpers/setup.js';
 
@@ -89,5 +90,47 @@ describe('a client over browserStorage', () => {
     const thief = s.client({ storage: browserStorage({ localStorage: copied, keyStore: memoryKeyStore() }) });
     assert.equal(await thief.isSignedIn(), false);
     assert.equal(await thief.getAccessToken(), null);
+  });
+});
+
+describe('indexedDbKeyStore (over a fake IndexedDB)', () => {
+  it('stores keys by reference, first writer wins on add, set replaces, remove deletes', async () => {
+    const factory = fakeIndexedDb();
+    const keys = indexedDbKeyStore({ indexedDB: factory });
+    const aes = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt']);
+    const [first, second] = [await aes(), await aes()];
+    assert.equal(await keys.get('k'), undefined);
+    assert.equal(await keys.add('k', first), first);
+    assert.equal(await keys.add('k', second), first, 'the first key stays');
+    assert.equal(await keys.get('k'), first);
+    await keys.set('k', second);
+    assert.equal(await keys.get('k'), second);
+    await keys.remove('k');
+    assert.equal(await keys.get('k'), undefined);
+    assert.equal(factory.opened, 1, 'the database is opened once');
+  });
+
+  it('two tabs adding at once both end with the first key', async () => {
+    const factory = fakeIndexedDb();
+    const [a, b] = [indexedDbKeyStore({ indexedDB: factory }), indexedDbKeyStore({ indexedDB: factory })];
+    const aes = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt']);
+    const [ka, kb] = [await aes(), await aes()];
+    const [ra, rb] = await Promise.all([a.add('k', ka), b.add('k', kb)]);
+    assert.equal(ra, rb);
+    assert.equal(await a.get('k'), ra);
+  });
+
+  it('backs browserStorage: two storages over one database share the key', async () => {
+    const factory = fakeIndexedDb();
+    const local = new FakeLocalStorage();
+    const tabA = browserStorage({ localStorage: local, keyStore: indexedDbKeyStore({ indexedDB: factory }) });
+    const tabB = browserStorage({ localStorage: local, keyStore: indexedDbKeyStore({ indexedDB: factory }) });
+    await Promise.all([tabA.set('a', 'from A'), tabB.set('b', 'from B')]);
+    assert.equal(await tabB.get('a'), 'from A');
+    assert.equal(await tabA.get('b'), 'from B');
+  });
+
+  it('fails clearly where there is no IndexedDB', async () => {
+    await assert.rejects(indexedDbKeyStore().get('k'), /IndexedDB is not available/);
   });
 });

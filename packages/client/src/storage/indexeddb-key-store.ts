@@ -66,8 +66,15 @@ export function indexedDbKeyStore(options: IndexedDbKeyStoreOptions = {}): KeySt
       const keys = await store('readwrite');
       const existing = (await promised(keys.get(id))) as StoredKey | undefined;
       if (existing) return existing;
-      await promised(keys.add(value, id));
-      return value;
+      try {
+        await promised(keys.add(value, id));
+        return value;
+      } catch (error) {
+        // Someone else's add won after all (ConstraintError): theirs is the one to use.
+        const winner = (await promised((await store('readonly')).get(id))) as StoredKey | undefined;
+        if (winner) return winner;
+        throw error;
+      }
     },
     set: async (id, value) => {
       await promised((await store('readwrite')).put(value, id));

@@ -1,0 +1,79 @@
+// Just enough of IDBFactory for indexedDbKeyStore: one database, object stores keyed out of line,
+// requests answered asynchronously through onsuccess / onerror, values kept by reference (a
+// CryptoKey survives structured clone in browsers; here it is simply the same object).
+
+type Handler = (() => void) | null;
+
+class FakeRequest<T> {
+  result!: T;
+  error: DOMException | null = null;
+  onsuccess: Handler = null;
+  onerror: Handler = null;
+  onupgradeneeded: Handler = null;
+  settle(run: () => T) {
+    queueMicrotask(() => {
+      try {
+        this.result = run();
+        this.onsuccess?.();
+      } catch (error) {
+        this.error = error as DOMException;
+        this.onerror?.();
+      }
+    });
+    return this;
+  }
+}
+
+class FakeStore {
+  constructor(private readonly data: Map<IDBValidKey, unknown>) {}
+  get(key: IDBValidKey) {
+    return new FakeRequest<unknown>().settle(() => this.data.get(key));
+  }
+  add(value: unknown, key: IDBValidKey) {
+    return new FakeRequest<IDBValidKey>().settle(() => {
+      if (this.data.has(key)) throw new DOMException('key exists', 'ConstraintError');
+      this.data.set(key, value);
+      return key;
+    });
+  }
+  put(value: unknown, key: IDBValidKey) {
+    return new FakeRequest<IDBValidKey>().settle(() => {
+      this.data.set(key, value);
+      return key;
+    });
+  }
+  delete(key: IDBValidKey) {
+    return new FakeRequest<undefined>().settle(() => {
+      this.data.delete(key);
+      return undefined;
+    });
+  }
+}
+
+export function fakeIndexedDb(): IDBFactory & { opened: number } {
+  const stores = new Map<string, Map<IDBValidKey, unknown>>();
+  const db = {
+    createObjectStore(name: string) {
+      stores.set(name, new Map());
+    },
+    transaction(name: string) {
+      const data = stores.get(name);
+      if (!data) throw new DOMException(`no store ${name}`, 'NotFoundError');
+      return { objectStore: () => new FakeStore(data) };
+    },
+  };
+  const factory = {
+    opened: 0,
+    open() {
+      factory.opened++;
+      const request = new FakeRequest<typeof db>();
+      request.result = db;
+      queueMicrotask(() => {
+        if (stores.size === 0) request.onupgradeneeded?.();
+        request.onsuccess?.();
+      });
+      return request;
+    },
+  };
+  return factory as unknown as IDBFactory & { opened: number };
+}
