@@ -135,8 +135,9 @@ export class TokenSession {
       }
       const options = { needIdToken: true, ...(staleAccessToken !== undefined && { staleAccessToken }) };
       if (this.#usable(stored, options)) {
-        // Another tab renewed while we waited for the lock: take its tokens.
-        this.#adopt(stored, 'refreshed');
+        // Another tab renewed (or signed in anew) while we waited for the lock: take its tokens.
+        const sameSession = this.claims(stored)?.sid === this.claims(this.#cache ?? null)?.sid;
+        this.#adopt(stored, sameSession ? 'refreshed' : 'signedIn');
         return stored;
       }
       return this.#refresh(stored);
