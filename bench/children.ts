@@ -1,0 +1,94 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { type CpuQuery, isCpuMessage, isReadyMessage, type ReadyMessage } from './protocol.js';
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  ready: ReadyMessage;
+  /** The child's CPU time so far (user + system), microseconds. */
+  cpuMicros(): Promise<number>;
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Kills every child still running, synchronously (safe in an `exit` handler). */
+export function killAllChildren(): void {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  running.clear();
+}
+
+/**
+ * Starts `entry` (a TypeScript file) in its own Node process, loaded the way `npm run bench` loads
+ * itself, and waits for its ready message. Extra Node flags (e.g. `--cpu-prof`) come from `nodeArgs`.
+ */
+export function startChild(
+  name: string,
+  entry: URL,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  timeoutMs = 30_000,
+): Promise<Child> {
+  const child = fork(entry, [], {
+    execArgv: ['--conditions=tessera-source', '--import', 'tsx', ...nodeArgs],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => running.delete(child));
+
+  const stop = async (graceMs = 5000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+    if (child.connected) child.disconnect();
+  };
+
+  let queries = 0;
+  const pending = new Map<number, (micros: number) => void>();
+  child.on('message', (message) => {
+    if (!isCpuMessage(message)) return;
+    pending.get(message.id)?.(message.micros);
+    pending.delete(message.id);
+  });
+  const cpuMicros = () =>
+    new Promise<number>((resolve, reject) => {
+      const id = ++queries;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`${name} did not report its CPU time`));
+      }, 5000);
+      pending.set(id, (micros) => {
+        clearTimeout(timer);
+        resolve(micros);
+      });
+      const query: CpuQuery = { type: 'cpu?', id };
+      child.send(query);
+    });
+
+  return new Promise<Child>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not become ready within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('message', (message) => {
+      if (!isReadyMessage(message)) return;
+      clearTimeout(timer);
+      resolve({ name, process: child, ready: message, cpuMicros, stop });
+    });
+  });
+}

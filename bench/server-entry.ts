@@ -1,0 +1,67 @@
+// Child process: a real Tessera server (buildApp + openRuntime, SQLite from TESSERA_DATABASE_URL)
+// whose OTP delivery hands codes back to the benchmark in a response header instead of sending them.
+import { buildApp } from '../packages/server/src/app.js';
+import { loadConfig } from '../packages/server/src/config/index.js';
+import { openRuntime } from '../packages/server/src/main.js';
+import type { Delivery, OtpMessage } from '../packages/server/src/modules/otp/delivery/delivery.js';
+import { normaliseIdentifier } from '../packages/server/src/modules/otp/identifier.js';
+import { answerCpuQueries, OTP_CODE_HEADER, type ReadyMessage } from './protocol.js';
+
+/** Keeps the last code per recipient until the start response has carried it. */
+class BenchDelivery implements Delivery {
+  readonly #codes = new Map<string, string>();
+
+  async send(message: OtpMessage): Promise<void> {
+    this.#codes.set(message.to, message.code);
+  }
+
+  take(to: string): string | undefined {
+    const code = this.#codes.get(to);
+    this.#codes.delete(to);
+    return code;
+  }
+
+  async close(): Promise<void> {
+    this.#codes.clear();
+  }
+}
+
+const config = loadConfig(process.env);
+const runtime = await openRuntime(config);
+const delivery = new BenchDelivery();
+const { app, ctx } = await buildApp(config, { ...runtime, delivery });
+
+app.addHook('onSend', async (request, reply, payload) => {
+  if (reply.statusCode === 200 && request.routeOptions.url === '/v1/auth/otp/start') {
+    const identifier = (request.body as { identifier?: unknown } | undefined)?.identifier;
+    const code =
+      typeof identifier === 'string' ? delivery.take(normaliseIdentifier(identifier).value) : undefined;
+    if (code) reply.header(OTP_CODE_HEADER, code);
+  }
+  return payload;
+});
+
+const project = await ctx.projects.create({ name: 'bench', origins: [] });
+await app.listen({ host: '127.0.0.1', port: config.port });
+
+let closing = false;
+async function shutdown(): Promise<void> {
+  if (closing) return;
+  closing = true;
+  const force = setTimeout(() => process.exit(1), 3000);
+  force.unref();
+  try {
+    await app.close();
+    await runtime.db.close();
+  } finally {
+    process.exit(0);
+  }
+}
+process.once('SIGTERM', () => void shutdown());
+process.once('SIGINT', () => void shutdown());
+// The parent went away (even if it was killed): do not outlive it.
+process.once('disconnect', () => void shutdown());
+
+answerCpuQueries();
+const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
+process.send?.(ready);

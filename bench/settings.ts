@@ -1,0 +1,37 @@
+import { fileURLToPath } from 'node:url';
+import type { LoadSettings } from './load.js';
+
+export interface BenchSettings {
+  load: LoadSettings;
+  /** Seconds of in-process raw verification in each round (the raw figure totals rounds × this). */
+  rawSecondsPerRound: number;
+  /** Seconds for each in-process reference figure (decode + verify, jose). */
+  referenceSeconds: number;
+  /** Users signed in before the load phases (their tokens feed several phases). */
+  sessions: number;
+  /** Where the Markdown report goes; undefined: print only. */
+  out: string | undefined;
+  /** Extra Node flags for the Tessera child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+  serverNodeArgs: string[];
+}
+
+function seconds(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 1 || value > 60)
+    throw new Error(`BENCH_DURATION must be a number of seconds from 1 to 60, got "${raw}"`);
+  return value;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
+  const duration = seconds(env.BENCH_DURATION, 10);
+  const out = env.BENCH_OUT ?? fileURLToPath(new URL('../docs/BENCHMARKS.md', import.meta.url));
+  return {
+    load: { connections: 50, duration, warmup: Math.min(2, duration / 2), rounds: duration >= 8 ? 4 : 2 },
+    rawSecondsPerRound: Math.min(1, duration / 4),
+    referenceSeconds: Math.min(2, duration / 2),
+    sessions: 2000,
+    out: out === '' || out === 'none' ? undefined : out,
+    serverNodeArgs: (env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+  };
+}
