@@ -153,7 +153,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     config,
     keys,
     sessions,
-    { user: (id) => users.findById(id), project: (id) => projectsRepository.findById(id) },
+    { user: (id) => users.findById(id), project: (id) => projects.byId(id) },
     masterKey.derive('refresh-successor'),
     claims,
     {
@@ -323,6 +323,10 @@ export async function buildApp(
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // /verify is the hot path and logs nothing when it works: it skips the per-request child
+    // logger (measured at about a fifth of the route's fixed cost); its rare error lines lack reqId.
+    childLoggerFactory: (logger, bindings, options, rawRequest) =>
+      rawRequest.url === '/verify' ? logger : logger.child(bindings, options),
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimit,
     genReqId: () => randomUUID(),

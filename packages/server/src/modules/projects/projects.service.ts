@@ -102,6 +102,7 @@ export class ProjectsService {
     const secret = `sk_${randomToken(32)}`;
     await this.repository.setSecretHash(project.id, sha256(secret), this.now());
     this.#cache.delete(apiKeyId);
+    this.#cache.delete(`id:${project.id}`);
     return { project_id: project.id, name: project.name, api_key_id: apiKeyId, api_key_secret: secret };
   }
 
@@ -113,6 +114,18 @@ export class ProjectsService {
     const project = await this.repository.findByApiKeyId(apiKeyId);
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(apiKeyId, { project, until: now + CACHE_MS });
+    return project;
+  }
+
+  /** The project with this id, from the same short cache (refresh grants look it up by id). */
+  async byId(id: string): Promise<Project | undefined> {
+    const key = `id:${id}`;
+    const hit = this.#cache.get(key);
+    const now = this.now();
+    if (hit && hit.until > now) return hit.project;
+    const project = await this.repository.findById(id);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(key, { project, until: now + CACHE_MS });
     return project;
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import { ErrorCodes } from '@tessera/core';
 import type { Logger } from 'pino';
 import { open, seal } from '../../crypto/master-key.js';
@@ -41,6 +42,35 @@ export interface WebhookOptions {
 }
 
 const LOCK_MS = 60_000;
+
+/** Addresses a production webhook may not target: loopback, private, link-local, shared. */
+const INTERNAL = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const) {
+  INTERNAL.addSubnet(net, bits, 'ipv4');
+}
+for (const [net, bits] of [
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['::', 128],
+] as const)
+  INTERNAL.addSubnet(net, bits, 'ipv6');
+
+/** True for `localhost` names and internal address literals (a guard against SSRF through webhooks). */
+export function isInternalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  const family = isIP(host);
+  return family !== 0 && INTERNAL.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function endpointView(e: WebhookEndpoint) {
@@ -101,6 +131,9 @@ export class WebhooksService {
       throw badRequest('webhook URLs must use https');
     }
     if (url.username || url.password) throw badRequest('webhook URLs must not contain credentials');
+    if (!this.options.allowHttp && isInternalHost(url.hostname)) {
+      throw badRequest('webhook URLs may not point at loopback, private or link-local addresses');
+    }
     const types = input.event_types?.length ? [...new Set(input.event_types)] : ['*'];
     for (const type of types) {
       if (type !== '*' && !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)) {
