@@ -338,20 +338,22 @@ export async function buildApp(
   registerErrorHandler(app);
   // A request without a body validates as {}: endpoints whose fields are all optional work
   // without one, and the others say which field is missing.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined) request.body = {};
+    done();
   });
   // One access-log line per request (failures at info, successes at debug) and the metrics.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    done();
     const route = request.routeOptions.url ?? 'unmatched';
     ctx.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     ctx.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     const level = reply.statusCode >= 400 ? 'info' : 'debug';
-    if (!(request.log as Logger).isLevelEnabled(level)) return;
-    request.log[level](
-      { method: request.method, url: route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request completed',
-    );
+    if ((request.log as Logger).isLevelEnabled(level))
+      request.log[level](
+        { method: request.method, url: route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request completed',
+      );
   });
   await app.register(swagger, {
     openapi: {
