@@ -21,7 +21,8 @@ export type Dialect = 'sqlite' | 'postgres';
 /** PostgreSQL for tests: TESSERA_TEST_DATABASE_URL (CI sets it); without it those tests skip, saying so. */
 export const postgresUrl = process.env.TESSERA_TEST_DATABASE_URL;
 
-const skipNotice = 'PostgreSQL tests skipped: set TESSERA_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test';
+const skipNotice =
+  'PostgreSQL tests skipped: set TESSERA_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test';
 let noticeShown = false;
 
 /**
@@ -133,7 +134,11 @@ export interface TestServer {
   /** The project every test server starts with (origin http://app.test). */
   project: ProjectCredentials;
   /** fetch against the server; JSON bodies are serialised, answers parsed. */
-  request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; raw?: string }): Promise<TestResponse>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; raw?: string },
+  ): Promise<TestResponse>;
   /** The last code sent to `to`. */
   lastCode(to: string): string;
   /** OTP sign-in through HTTP; returns the bundle. */
@@ -215,7 +220,10 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     request,
     lastCode,
     async signIn(identifier, p = project) {
-      const started = await request('POST', '/v1/auth/otp/start', { body: { identifier }, headers: { api_key_id: p.api_key_id } });
+      const started = await request('POST', '/v1/auth/otp/start', {
+        body: { identifier },
+        headers: { api_key_id: p.api_key_id },
+      });
       if (started.status !== 200) throw new Error(`otp/start answered ${started.status}: ${started.text}`);
       const to = outbox.list()[0]!.to;
       const done = await request('POST', '/v1/auth/otp/complete', {
@@ -231,3 +239,18 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     },
   };
 }
+
+/** Limits high enough that a suite signing in many users is never throttled. */
+export const RELAXED_LIMITS: Readonly<Record<string, string>> = {
+  TESSERA_RATE_LIMIT_IP: '100000/60',
+  TESSERA_RATE_LIMIT_OTP_START: '1000/900',
+  TESSERA_OTP_RESEND_INTERVAL: '0',
+};
+
+let emailCounter = 0;
+/** A fresh e-mail address per call, e.g. `users3.1795…@example.com`. */
+export const uniqueEmail = (prefix: string) => `${prefix}${++emailCounter}.${Date.now()}@example.com`;
+
+/** `Authorization: Basic` value of a project's API key credentials (integrator API). */
+export const basicAuth = (p: { api_key_id: string; api_key_secret: string }) =>
+  `Basic ${Buffer.from(`${p.api_key_id}:${p.api_key_secret}`).toString('base64')}`;

@@ -17,26 +17,23 @@ import { createLogger } from '../../src/logger.js';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
 import { WebhooksService } from '../../src/modules/webhooks/webhooks.service.js';
 import {
+  basicAuth,
   createStorage,
   eachDialect,
   freePort,
   postgresUrl,
+  RELAXED_LIMITS,
   startServer,
   type TestResponse,
   type TestServer,
+  uniqueEmail,
 } from '../helpers/harness.js';
 
-const ENV = {
-  TESSERA_RATE_LIMIT_IP: '100000/60',
-  TESSERA_RATE_LIMIT_OTP_START: '1000/900',
-  TESSERA_OTP_RESEND_INTERVAL: '0',
-};
+const ENV = RELAXED_LIMITS;
 
-let counter = 0;
-const nextEmail = () => `audit${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('audit');
 
-const basic = (p: { api_key_id: string; api_key_secret: string }) =>
-  `Basic ${Buffer.from(`${p.api_key_id}:${p.api_key_secret}`).toString('base64')}`;
+const basic = basicAuth;
 
 function integrator(server: TestServer, project: ProjectCredentials = server.project) {
   return (method: string, path: string, body?: unknown): Promise<TestResponse> =>

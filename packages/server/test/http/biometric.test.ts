@@ -8,13 +8,18 @@ import type {
 import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
-import { eachDialect, startServer, type TestResponse, type TestServer } from '../helpers/harness.js';
+import {
+  eachDialect,
+  startServer,
+  type TestResponse,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 import { type RegistrationOptions, SoftwareAuthenticator, TEST_RP_ID } from '../helpers/webauthn.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
-let counter = 0;
-const nextEmail = () => `passkey${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('passkey');
 
 function assertProblem(response: TestResponse, status: number, code: string | RegExp): void {
   assert.equal(response.status, status, response.text);

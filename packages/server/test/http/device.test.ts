@@ -4,13 +4,18 @@ import { after, before, describe, test } from 'node:test';
 import { type OAuthTokenBundle, VerifyReasons } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
-import { eachDialect, startServer, type TestResponse, type TestServer } from '../helpers/harness.js';
+import {
+  eachDialect,
+  startServer,
+  type TestResponse,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
 const { subtle } = globalThis.crypto;
 
-let counter = 0;
-const nextEmail = () => `device${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('device');
 
 type Purpose = 'device-register' | 'device-signin' | 'pin-signin';
 

@@ -3,19 +3,21 @@ import { after, before, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
-import { eachDialect, startServer, type TestResponse, type TestServer } from '../helpers/harness.js';
+import {
+  basicAuth,
+  eachDialect,
+  RELAXED_LIMITS,
+  startServer,
+  type TestResponse,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 
-const ENV = {
-  TESSERA_RATE_LIMIT_IP: '100000/60',
-  TESSERA_RATE_LIMIT_OTP_START: '1000/900',
-  TESSERA_OTP_RESEND_INTERVAL: '0',
-};
+const ENV = RELAXED_LIMITS;
 
-let counter = 0;
-const nextEmail = () => `introspect${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('introspect');
 
-const basic = (p: { api_key_id: string; api_key_secret: string }) =>
-  `Basic ${Buffer.from(`${p.api_key_id}:${p.api_key_secret}`).toString('base64')}`;
+const basic = basicAuth;
 
 eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
   let server: TestServer;

@@ -11,19 +11,21 @@ import {
 } from 'jose';
 import { runHousekeeping } from '../../src/app.js';
 import { rotateKeys } from '../../src/keys/rotation.js';
-import { createStorage, eachDialect, startServer, type TestServer } from '../helpers/harness.js';
+import {
+  basicAuth,
+  createStorage,
+  eachDialect,
+  RELAXED_LIMITS,
+  startServer,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 
-const ENV = {
-  TESSERA_RATE_LIMIT_IP: '100000/60',
-  TESSERA_RATE_LIMIT_OTP_START: '1000/900',
-  TESSERA_OTP_RESEND_INTERVAL: '0',
-};
+const ENV = RELAXED_LIMITS;
 
-let counter = 0;
-const nextEmail = () => `ops${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('ops');
 
-const basic = (p: { api_key_id: string; api_key_secret: string }) =>
-  `Basic ${Buffer.from(`${p.api_key_id}:${p.api_key_secret}`).toString('base64')}`;
+const basic = basicAuth;
 
 async function waitFor<T>(
   what: string,

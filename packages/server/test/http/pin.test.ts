@@ -12,6 +12,7 @@ import {
   startServer,
   type TestResponse,
   type TestServer,
+  uniqueEmail,
 } from '../helpers/harness.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
@@ -19,8 +20,7 @@ const { subtle } = globalThis.crypto;
 const PIN = '73915062';
 const OTHER_PIN = '480517';
 
-let counter = 0;
-const nextEmail = () => `pin${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('pin');
 
 /** The bytes a device signs (written out, not imported: the format is a contract with apps). */
 const signedText = (purpose: string, apiKeyId: string, challengeId: string, nonce: string) =>

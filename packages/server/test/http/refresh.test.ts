@@ -3,7 +3,13 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type OAuthTokenBundle, VerifyReasons } from '@tessera/core';
 import { decodeJwt } from 'jose';
-import { eachDialect, startServer, type TestResponse, type TestServer } from '../helpers/harness.js';
+import {
+  eachDialect,
+  startServer,
+  type TestResponse,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 const DAY = 86_400_000;
@@ -16,8 +22,7 @@ const BUNDLE_MEMBERS = [
   'token_type',
 ];
 
-let counter = 0;
-const nextEmail = () => `refresh${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('refresh');
 
 interface RefreshOptions {
   /** client_id in the body (default: the server's project); null leaves it out. */

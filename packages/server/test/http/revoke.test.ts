@@ -3,12 +3,17 @@ import { after, before, test } from 'node:test';
 import { type OAuthTokenBundle, VerifyReasons } from '@tessera/core';
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
-import { eachDialect, startServer, type TestResponse, type TestServer } from '../helpers/harness.js';
+import {
+  eachDialect,
+  startServer,
+  type TestResponse,
+  type TestServer,
+  uniqueEmail,
+} from '../helpers/harness.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
-let counter = 0;
-const nextEmail = () => `revoke${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('revoke');
 
 const summary = (answer: TestResponse) => `${answer.status} ${answer.body?.error ?? ''}`;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { eachDialect, startServer, type TestServer } from '../helpers/harness.js';
+import { eachDialect, startServer, type TestServer, uniqueEmail } from '../helpers/harness.js';
 
 const ACCESS_CLAIMS = [
   'aud',
@@ -44,8 +44,7 @@ const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 /** Plenty of requests per IP: these suites sign in many times from loopback. */
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
-let counter = 0;
-const nextEmail = () => `user${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('user');
 
 function sorted(object: Record<string, unknown>): string[] {
   return Object.keys(object).sort();

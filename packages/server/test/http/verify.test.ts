@@ -4,12 +4,11 @@ import { after, before, test } from 'node:test';
 import { VerifyReasons } from '@tessera/core';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { signJwt } from '../../src/tokens/jwt.js';
-import { eachDialect, startServer, type TestServer } from '../helpers/harness.js';
+import { eachDialect, startServer, type TestServer, uniqueEmail } from '../helpers/harness.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
-let counter = 0;
-const nextEmail = () => `verify${++counter}.${Date.now()}@example.com`;
+const nextEmail = () => uniqueEmail('verify');
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
