@@ -226,7 +226,7 @@ describe('SmtpDelivery', () => {
     }
   });
 
-  it('gives up on a server that never greets after timeoutMs', async () => {
+  it('gives up on a server that never greets after timeoutMs', { timeout: 10_000 }, async () => {
     const sockets = new Set<Socket>();
     const silent: Server = createTcpServer((socket) => sockets.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
@@ -236,10 +236,8 @@ describe('SmtpDelivery', () => {
       logger,
     );
     try {
-      const started = Date.now();
       const err = await deliveryError(delivery.send(otp()), SMTP_PASS);
       assert.equal(err.message, 'SMTP server timed out');
-      assert.ok(Date.now() - started < 2000, 'timeoutMs was not applied');
     } finally {
       await delivery.close();
       for (const socket of sockets) socket.destroy();
@@ -392,15 +390,17 @@ describe('HttpSmsDelivery', () => {
     }
   });
 
-  it('times out a slow provider after timeoutMs', async () => {
-    const receiver = await startSmsReceiver([200], 2000);
-    const delivery = new HttpSmsDelivery({ url: receiver.url, token: SMS_TOKEN, timeoutMs: 100 }, logger);
+  // The provider answers after 20 s and the test gives up after 10 s: only the client's own
+  // timeout can end it in time (no timed assertion needed).
+  it('times out a slow provider after timeoutMs', { timeout: 10_000 }, async () => {
+    const receiver = await startSmsReceiver([200], 20_000);
+    const delivery = new HttpSmsDelivery({ url: receiver.url, token: SMS_TOKEN, timeoutMs: 200 }, logger);
     try {
-      const started = Date.now();
       const err = await deliveryError(delivery.send(sms()), SMS_TOKEN);
       assert.equal(err.message, 'SMS provider timed out');
-      assert.ok(Date.now() - started < 1500, 'timeoutMs was not applied');
-      assert.equal(receiver.requests.length, 1);
+      // A timeout is not retried (the provider may have taken the message). Under load the
+      // request may time out before the receiver has even recorded it.
+      assert.ok(receiver.requests.length <= 1, 'a timed-out request was retried');
     } finally {
       await delivery.close();
       await receiver.close();
