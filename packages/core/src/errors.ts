@@ -65,6 +65,8 @@ export interface ProblemDocument {
   detail?: string;
   /** Seconds to wait before trying again (rate limits, resend throttling). */
   retry_after?: number;
+  /** Wrong one-time codes and PINs: how many tries remain before the lock. */
+  attempts_left?: number;
 }
 
 /**

@@ -25,18 +25,26 @@ export class TesseraError extends Error {
   readonly code: ErrorCode;
   readonly retryAfter: number | undefined;
   readonly headers: Record<string, string>;
+  /** Extra members of the problem document (RFC 9457 §3.2), e.g. `attempts_left`. */
+  readonly extensions: Record<string, string | number | boolean>;
 
   constructor(
     statusCode: number,
     code: ErrorCode,
     detail: string,
-    options: { cause?: unknown; retryAfter?: number; headers?: Record<string, string> } = {},
+    options: {
+      cause?: unknown;
+      retryAfter?: number;
+      headers?: Record<string, string>;
+      extensions?: Record<string, string | number | boolean>;
+    } = {},
   ) {
     super(detail, { cause: options.cause });
     this.statusCode = statusCode;
     this.code = code;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions ?? {};
   }
 
   toProblem(): ProblemDocument {
@@ -47,6 +55,7 @@ export class TesseraError extends Error {
       code: this.code,
       detail: this.message,
       ...(this.retryAfter !== undefined ? { retry_after: this.retryAfter } : {}),
+      ...this.extensions,
     };
   }
 }

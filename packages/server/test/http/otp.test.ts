@@ -663,3 +663,31 @@ eachDialect('OTP project credentials and origins', (dialect) => {
     }
   });
 });
+
+eachDialect('attempts left in problem documents', (dialect) => {
+  test('a wrong OTP code says how many attempts remain, as a number', async () => {
+    const server = await startServer(dialect);
+    try {
+      const headers = { api_key_id: server.project.api_key_id };
+      const started = await server.request('POST', '/v1/auth/otp/start', {
+        body: { identifier: 'left@example.com' },
+        headers,
+      });
+      const code = server.lastCode('left@example.com');
+      const wrong = code === '000000' ? '111111' : '000000';
+      const first = await server.request('POST', '/v1/auth/otp/complete', {
+        body: { challenge_id: started.body.challenge_id, code: wrong },
+        headers,
+      });
+      assert.equal(first.body.code, 'invalid_code');
+      assert.equal(first.body.attempts_left, 4);
+      const second = await server.request('POST', '/v1/auth/otp/complete', {
+        body: { challenge_id: started.body.challenge_id, code: wrong },
+        headers,
+      });
+      assert.equal(second.body.attempts_left, 3);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -352,6 +352,7 @@ eachDialect('PIN', (dialect) => {
         const answer = await pinSignIn(server, user, wrongPin(i));
         assertProblem(answer, 401, 'invalid_pin');
         assert.match(answer.body.detail, new RegExp(`\\b${5 - i} attempts? left`));
+        assert.equal(answer.body.attempts_left, 5 - i, 'apps read the count, not the text');
         assert.equal((await status(user.bundle)).attempts_left, 5 - i);
       }
       const fifth = await pinSignIn(server, user, wrongPin(5));

@@ -141,11 +141,13 @@ export class OtpService {
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
       this.listener.failed?.(project, 'invalid_code');
       const left = attempt.max_attempts - attempt.attempts;
-      throw badRequest(
+      throw new TesseraError(
+        400,
+        ErrorCodes.invalidCode,
         left > 0
           ? `the code is not correct; ${left} attempt${left === 1 ? '' : 's'} left`
           : 'the code is not correct; ask for a new one',
-        ErrorCodes.invalidCode,
+        { extensions: { attempts_left: left } },
       );
     }
     if (!(await this.repository.consume(challengeId, now))) {

@@ -54,6 +54,7 @@ export class PinService {
           403,
           ErrorCodes.invalidPin,
           `the current PIN is not correct; ${left} attempt${left === 1 ? '' : 's'} left`,
+          { extensions: { attempts_left: left } },
         );
       }
       await this.repository.reset(auth.user.id);
@@ -155,6 +156,7 @@ export class PinService {
         401,
         ErrorCodes.invalidPin,
         `wrong PIN; ${left} attempt${left === 1 ? '' : 's'} left`,
+        { extensions: { attempts_left: left } },
       );
     }
     await this.repository.reset(user.id);
