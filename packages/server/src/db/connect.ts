@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from '../migrations/index.js';
 import type { Database } from './schema.js';
+import { FastSqliteDialect } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -25,28 +26,6 @@ export interface ConnectOptions {
   poolSize?: number;
 }
 
-/**
- * Kysely's SQLite driver prepares every statement on every execution; preparing costs about as
- * much as running one of our point queries (measured: 17% of refresh-grant CPU). Statements are
- * reusable in better-sqlite3 and Kysely runs one query at a time per connection, so each SQL
- * text is prepared once. The cache is bounded: texts that vary (IN lists) cannot grow it forever.
- */
-function withStatementCache(database: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    close: () => database.close(),
-    prepare(sql: string) {
-      let statement = cache.get(sql);
-      if (!statement) {
-        if (cache.size >= 1000) cache.clear();
-        statement = database.prepare(sql);
-        cache.set(sql, statement);
-      }
-      return statement;
-    },
-  };
-}
-
 /** Opens `sqlite:<path>` (WAL, foreign keys on) or `postgres://…`. */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Db> {
   if (url.startsWith('sqlite:')) {
@@ -57,9 +36,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(database) }),
-    });
+    const kysely = new Kysely<Database>({ dialect: new FastSqliteDialect(database) });
     return {
       kysely,
       dialect: 'sqlite',
