@@ -4,8 +4,8 @@ import {
   type DatabaseConnection,
   type Driver,
   type QueryResult,
-  SqliteDialect,
   SelectQueryNode,
+  SqliteDialect,
 } from 'kysely';
 
 /**
@@ -115,8 +115,7 @@ class SqliteConnection implements DatabaseConnection {
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
-    if (!SelectQueryNode.is(compiledQuery.query))
-      throw new Error('SQLite streams select queries only');
+    if (!SelectQueryNode.is(compiledQuery.query)) throw new Error('SQLite streams select queries only');
     const statement = this.#prepare(compiledQuery.sql);
     for (const row of statement.iterate(compiledQuery.parameters as unknown[])) yield { rows: [row as R] };
   }
