@@ -64,6 +64,29 @@ function showClaims(claims) {
   );
 }
 
+/** Lists the SDK's localStorage entries, values shortened: they are ciphertext, never tokens. */
+function showStored() {
+  const rows = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key?.startsWith('tessera.')) rows.push([key, localStorage.getItem(key) ?? '']);
+  }
+  rows.sort(([a], [b]) => a.localeCompare(b));
+  const empty = document.createElement('dd');
+  empty.textContent = 'nothing';
+  $('stored').replaceChildren(
+    ...(rows.length === 0
+      ? [empty]
+      : rows.flatMap(([k, v]) => {
+          const dt = document.createElement('dt');
+          dt.textContent = k;
+          const dd = document.createElement('dd');
+          dd.textContent = v.length > 48 ? `${v.slice(0, 48)}…` : v;
+          return [dt, dd];
+        })),
+  );
+}
+
 async function render() {
   const claims = await client.getClaims();
   $('signedIn').hidden = !claims;
@@ -72,6 +95,7 @@ async function render() {
   const deviceId = await client.devices.currentId();
   $('deviceSignIn').hidden = !deviceId;
   $('pinRow').hidden = !deviceId;
+  showStored();
 }
 
 function connect() {
@@ -88,10 +112,17 @@ function connect() {
 }
 $('apiKeyId').addEventListener('change', connect);
 connect();
+// The current client, for the browser console and the end-to-end tests.
+globalThis.tesseraDemo = {
+  get client() {
+    return client;
+  },
+};
 
 // Keep the session warm: asking for the token is what renews it when it is about to expire.
 setInterval(async () => {
-  if (client && (await client.isSignedIn())) {
+  showStored();
+  if (client && $('keepWarm').checked && (await client.isSignedIn())) {
     await client.getAccessToken().catch(() => {});
     await render();
   }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { createApi } from '../../express-api/src/api.js';
 
@@ -17,6 +17,31 @@ if (missing && !required)
 const ARTEFACTS = join(process.cwd(), 'test-artifacts', 'e2e');
 const TTL = 30;
 
+/** What demo.js puts on `globalThis.tesseraDemo`: the page's client (a slice of `TesseraClient`). */
+interface DemoWindow {
+  tesseraDemo: {
+    client: {
+      getAccessToken(): Promise<string | null>;
+      isSignedIn(): Promise<boolean>;
+      onAuthStateChange(listener: (event: { type: string }) => void): () => void;
+    };
+  };
+  /** Auth events seen since the test started listening. */
+  e2eEvents?: string[];
+  /** Exposed by the test: "this tab is about to ask for the token". */
+  e2eStarted?: () => Promise<void>;
+}
+
+interface AccessClaims {
+  sid: string;
+  iat: number;
+  exp: number;
+}
+
+/** The payload of a JWT, decoded (not verified: the server's tests verify). */
+const claimsOf = (jwt: string): AccessClaims =>
+  JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as AccessClaims;
+
 describe('demo app in headless Chromium', {
   skip: missing && !required ? `${CHROMIUM} not found` : false,
 }, () => {
@@ -26,6 +51,7 @@ describe('demo app in headless Chromium', {
   let context: BrowserContext;
   let page: Page;
   let origin: string;
+  let apiKeyId: string;
   let step = 0;
 
   const shot = async (p: Page, name: string) => {
@@ -39,21 +65,63 @@ describe('demo app in headless Chromium', {
   const signedOut = (p: Page) => p.getByTestId('signed-out').waitFor({ state: 'visible', timeout: 15_000 });
   const statusHas = (p: Page, text: string | RegExp) =>
     p.getByTestId('status').filter({ hasText: text }).waitFor({ timeout: 15_000 });
+  const renewals = async (p: Page) => Number(await p.getByTestId('renewals').textContent());
+  /** The page client's access token (renewed first if due, as getAccessToken() does). */
+  const accessToken = (p: Page) =>
+    p.evaluate(() => (globalThis as unknown as DemoWindow).tesseraDemo.client.getAccessToken());
+  /** The SDK's storage entries (packages/client/src/session/record.ts: storageKeys). */
+  const sessionEntry = () => `tessera.${apiKeyId}.session`;
+  const deviceEntry = () => `tessera.${apiKeyId}.device`;
+  const stored = (p: Page, name: string) => p.evaluate((key) => localStorage.getItem(key), name);
+  /** Every entry of the SDK's IndexedDB key store, described (the keys themselves cannot be read). */
+  const keyStore = (p: Page) =>
+    p.evaluate(
+      () =>
+        new Promise<Record<string, string>>((resolve, reject) => {
+          const opened = indexedDB.open('tessera-keys');
+          opened.onerror = () => reject(opened.error);
+          opened.onsuccess = () => {
+            const found: Record<string, string> = {};
+            const cursor = opened.result.transaction('keys').objectStore('keys').openCursor();
+            cursor.onerror = () => reject(cursor.error);
+            cursor.onsuccess = () => {
+              const entry = cursor.result;
+              if (!entry) {
+                opened.result.close();
+                resolve(found);
+                return;
+              }
+              const value = entry.value as CryptoKey | CryptoKeyPair | string;
+              const key = typeof value === 'object' && 'privateKey' in value ? value.privateKey : value;
+              found[String(entry.key)] =
+                typeof key === 'object' && 'algorithm' in key
+                  ? `${key.algorithm.name} ${key.type} ${key.extractable ? 'extractable' : 'non-extractable'}`
+                  : `not a key: ${typeof key}`;
+              entry.continue();
+            };
+          };
+        }),
+    );
 
   before(async () => {
+    // This run's screenshots only: a stale one of an earlier run must not pass for a step of this one.
+    rmSync(ARTEFACTS, { recursive: true, force: true });
     mkdirSync(ARTEFACTS, { recursive: true });
     const apiPort = await freePort();
     server = await startServer('sqlite', {
-      env: { TESSERA_ACCESS_TOKEN_TTL: String(TTL), TESSERA_DEMO_API_URL: `http://127.0.0.1:${apiPort}` },
+      env: {
+        TESSERA_ACCESS_TOKEN_TTL: String(TTL),
+        // No grace window for a refresh token presented twice: a double renewal would revoke the
+        // session, so the tabs must really renew one at a time (the SDK does not rely on grace).
+        TESSERA_REFRESH_GRACE: '0',
+        TESSERA_DEMO_API_URL: `http://127.0.0.1:${apiPort}`,
+      },
     });
     // WebAuthn needs a domain, not an IP: the page is opened on localhost.
     origin = server.url.replace('127.0.0.1', 'localhost');
     await server.ctx.projects.create({ name: 'demo', origins: [origin], rpId: 'localhost' });
-    const app = createApi({
-      issuer: server.url,
-      apiKeyId: (await server.ctx.projects.findByName('demo'))!.api_key_id,
-      allowedOrigin: origin,
-    });
+    apiKeyId = (await server.ctx.projects.findByName('demo'))!.api_key_id;
+    const app = createApi({ issuer: server.url, apiKeyId, allowedOrigin: origin });
     api = await new Promise<Server>((resolve) => {
       const s = app.listen(apiPort, '127.0.0.1', () => resolve(s));
     });
@@ -112,9 +180,15 @@ describe('demo app in headless Chromium', {
   });
 
   test('the stored bundle is encrypted: no token text in localStorage', async () => {
-    const stored = await page.evaluate(() => Object.values(localStorage).join('\n'));
-    assert.ok(stored.length > 0, 'something is stored');
-    assert.doesNotMatch(stored, /eyJ|tsr_/);
+    const session = await stored(page, sessionEntry());
+    assert.match(session ?? '', /^tessera-enc:v1:/, 'the session is stored, encrypted');
+    const everything = await page.evaluate(() => Object.values(localStorage).join('\n'));
+    assert.doesNotMatch(everything, /eyJ|tsr_/);
+    // The session is usable all the same: the SDK decrypts it with the key kept in IndexedDB.
+    assert.match((await accessToken(page)) ?? '', /^eyJ/);
+    assert.deepEqual(await keyStore(page), { 'tessera.storage-key': 'AES-GCM secret non-extractable' });
+    await page.getByTestId('stored').filter({ hasText: sessionEntry() }).waitFor({ timeout: 5000 });
+    await shot(page, 'encrypted-storage');
   });
 
   test('trusted device and PIN, then sign-in with each', async () => {
@@ -144,6 +218,7 @@ describe('demo app in headless Chromium', {
   test('passkey registration and sign-in with the virtual authenticator (user verification on)', async () => {
     await page.getByTestId('register-passkey').click();
     await statusHas(page, 'Passkey added');
+    await shot(page, 'passkey-registered');
     await page.getByTestId('sign-out').click();
     await signedOut(page);
     await page.getByTestId('passkey-sign-in').click();
@@ -152,28 +227,111 @@ describe('demo app in headless Chromium', {
     await shot(page, 'signed-in-passkey');
   });
 
-  test('two tabs renew at once without signing out (no reuse detection)', async () => {
+  test('the access token is renewed before it expires (30 s lifetime)', async () => {
+    // The page asks for the token every 2 s; the SDK renews it once less than half its life is left.
+    const first = (await accessToken(page))!;
+    const before = await renewals(page);
+    for (let i = 0; i < 40 && (await renewals(page)) === before; i++) await page.waitForTimeout(1000);
+    assert.ok((await renewals(page)) > before, 'the page saw a renewal');
+    const next = (await accessToken(page))!;
+    assert.notEqual(next, first, 'a new access token');
+    assert.equal(claimsOf(next).sid, claimsOf(first).sid, 'of the same session');
+    assert.ok(claimsOf(next).iat < claimsOf(first).exp, 'renewed before the old one expired');
+    await page.getByTestId('verify').click();
+    await statusHas(page, 'the access token is valid');
+    await shot(page, 'renewed-automatically');
+  });
+
+  test('two tabs renew at the same moment: one refresh, the same tokens, nobody signed out', async () => {
     const second = await context.newPage();
     await second.goto(`${origin}/demo/`);
     await signedIn(second);
-    // The access token lives 30 s and is renewed when less than half remains: both tabs poll
-    // every 2 s, so both try to renew in the same moments. Wait (bounded) for two renewals.
-    const renewed = async (p: Page) => Number(await p.getByTestId('renewals').textContent());
-    for (let i = 0; i < 60 && (await renewed(page)) + (await renewed(second)) < 2; i++)
-      await page.waitForTimeout(1000);
-    assert.ok((await renewed(page)) + (await renewed(second)) >= 2, 'the tokens were renewed');
-    await shot(page, 'renewed-tab-1');
-    await shot(second, 'renewed-tab-2');
+    const tabs = [page, second];
+    // Only the test asks for tokens from now on.
+    for (const p of tabs) await p.getByTestId('keep-warm').uncheck();
+    // The token now (renewed first if already due), and when its renewal falls due: less than
+    // min(60 s, half its lifetime) left. Aim 3 s into that window, well before it expires.
+    const current = (await accessToken(page))!;
+    const { iat, exp } = claimsOf(current);
+    const dueAt = (exp - Math.min(60, (exp - iat) / 2) + 3) * 1000;
+
+    for (const p of tabs) {
+      await p.evaluate(() => {
+        const w = globalThis as unknown as DemoWindow;
+        w.e2eEvents = [];
+        w.tesseraDemo.client.onAuthStateChange((event) => w.e2eEvents?.push(event.type));
+      });
+    }
+    // Every request for a token the browser sends; the first is held until both tabs have asked,
+    // so the two getAccessToken() calls overlap for certain, whichever tab wins the lock.
+    const posts: Request[] = [];
+    const onRequest = (request: Request) => {
+      if (new URL(request.url()).pathname === '/oauth/token') posts.push(request);
+    };
+    let asked = 0;
+    let bothAsked = () => {};
+    const bothHaveAsked = new Promise<void>((resolve) => {
+      bothAsked = resolve;
+    });
+    for (const p of tabs) {
+      await p.exposeFunction('e2eStarted', () => {
+        if (++asked === tabs.length) bothAsked();
+      });
+    }
+    context.on('request', onRequest);
+    await context.route('**/oauth/token', async (route) => {
+      await bothHaveAsked;
+      await route.continue();
+    });
+
+    // Both tabs call getAccessToken() at the same wall-clock moment, when the token is due.
+    const tokens = await Promise.all(
+      tabs.map((p) =>
+        p.evaluate(async (at) => {
+          const w = globalThis as unknown as DemoWindow;
+          await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
+          void w.e2eStarted?.();
+          return w.tesseraDemo.client.getAccessToken();
+        }, dueAt),
+      ),
+    );
+    context.off('request', onRequest);
+    await context.unroute('**/oauth/token');
+
+    assert.deepEqual(
+      posts.map((r) => r.method()),
+      ['POST'],
+      'exactly one POST /oauth/token: one tab renewed, the other took its tokens',
+    );
+    assert.equal((await posts[0]!.response())?.status(), 200);
+    assert.match(tokens[0] ?? '', /^eyJ/);
+    assert.equal(tokens[1], tokens[0], 'both tabs hold the same access token');
+    assert.notEqual(tokens[0], current, 'and it is a renewed one');
+    for (const p of tabs) {
+      assert.deepEqual(
+        await p.evaluate(() => (globalThis as unknown as DemoWindow).e2eEvents),
+        ['refreshed'],
+        'each tab saw one renewal and no sign-out',
+      );
+      assert.equal(
+        await p.evaluate(() => (globalThis as unknown as DemoWindow).tesseraDemo.client.isSignedIn()),
+        true,
+      );
+      assert.ok(await p.getByTestId('signed-in').isVisible(), 'the tab shows the signed-in state');
+    }
     const reuse = await server.storage.db.kysely
       .selectFrom('audit_events')
       .select('id')
       .where('type', '=', 'refresh.reuse_detected')
       .execute();
     assert.equal(reuse.length, 0, 'no refresh token was used twice');
-    for (const p of [page, second]) {
+    for (const p of tabs) {
       await p.getByTestId('verify').click();
       await statusHas(p, 'the access token is valid');
     }
+    await shot(page, 'renewed-together-tab-1');
+    await shot(second, 'renewed-together-tab-2');
+    await page.getByTestId('keep-warm').check();
     await second.close();
   });
 
@@ -181,18 +339,41 @@ describe('demo app in headless Chromium', {
     const second = await context.newPage();
     await second.goto(`${origin}/demo/`);
     await signedIn(second);
+    assert.match(
+      (await stored(page, sessionEntry())) ?? '',
+      /^tessera-enc:v1:/,
+      'signed in: a session is stored',
+    );
+    const keysBefore = await keyStore(page);
+    assert.deepEqual(keysBefore, {
+      'tessera.storage-key': 'AES-GCM secret non-extractable',
+      [`tessera.${apiKeyId}.device-key`]: 'ECDSA private non-extractable',
+    });
+    await shot(page, 'before-sign-out');
+
     await page.getByTestId('sign-out').click();
     await signedOut(page);
     await signedOut(second);
-    const stored = await page.evaluate(() => Object.values(localStorage).join('\n'));
-    assert.doesNotMatch(stored, /eyJ|tsr_/);
+    // logout() removes every token, here and in the other tab: from storage and from memory.
+    assert.equal(await stored(page, sessionEntry()), null, 'the session entry is gone');
+    for (const p of [page, second]) assert.equal(await accessToken(p), null, 'no token in any tab');
+    // It keeps the trusted device (its id, and its key pair in IndexedDB) and the storage key;
+    // IndexedDB holds keys only, never a token.
+    assert.match((await stored(page, deviceEntry())) ?? '', /^tessera-enc:v1:/, 'the device id is kept');
+    assert.deepEqual(await keyStore(page), keysBefore);
     const sessions = await server.storage.db.kysely
       .selectFrom('sessions')
       .select(['revoked_at'])
       .where('revoked_at', 'is', null)
       .execute();
     assert.equal(sessions.length, 0, 'every session of the demo user is revoked');
-    await shot(page, 'signed-out');
     await second.close();
+    // A reload starts from storage alone: still signed out, the device still offered.
+    await page.reload();
+    await signedOut(page);
+    await page.getByTestId('device-sign-in').waitFor({ state: 'visible', timeout: 5000 });
+    await page.getByTestId('stored').filter({ hasText: deviceEntry() }).waitFor({ timeout: 5000 });
+    assert.equal(await page.getByTestId('stored').filter({ hasText: sessionEntry() }).count(), 0);
+    await shot(page, 'signed-out');
   });
 });
