@@ -1,43 +1,28 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { eachDialect, startServer, type TestServer, uniqueEmail } from '../helpers/harness.js';
+import {
+  deviceSignIn,
+  otpUser,
+  passkeySignIn,
+  registerDevice,
+  registerPasskey,
+  setPin,
+} from '../helpers/sign-in-methods.js';
+import {
+  ACCESS_CLAIMS,
+  assertSpecAccessToken,
+  assertSpecBundle,
+  assertSpecIdToken,
+  assertSpecTokens,
+  ID_CLAIMS,
+  sorted,
+  verifyAccess,
+  verifyId,
+} from '../helpers/token-format.js';
 
-const ACCESS_CLAIMS = [
-  'aud',
-  'authentication_method',
-  'client_user_id',
-  'exp',
-  'iat',
-  'identifier',
-  'iss',
-  'jti',
-  'scope',
-  'sid',
-  'sub',
-  'type',
-];
-const ID_CLAIMS = [
-  'aud',
-  'auth_time',
-  'client_user_id',
-  'exp',
-  'iat',
-  'identifier',
-  'iss',
-  'jti',
-  'sub',
-  'type',
-];
-const BUNDLE_MEMBERS = [
-  'access_token',
-  'auth_method',
-  'expires_in',
-  'id_token',
-  'refresh_token',
-  'token_type',
-];
 const PUBLIC_JWK_MEMBERS = new Set(['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use']);
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 
@@ -45,25 +30,6 @@ const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
 const nextEmail = () => uniqueEmail('user');
-
-function sorted(object: Record<string, unknown>): string[] {
-  return Object.keys(object).sort();
-}
-
-async function verifyAccess(server: TestServer, token: string, audience = server.project.api_key_id) {
-  const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
-  return jwtVerify(token, jwks, {
-    issuer: server.url,
-    audience,
-    typ: 'at+jwt',
-    algorithms: ['ES256'],
-  });
-}
-
-async function verifyId(server: TestServer, token: string, audience = server.project.api_key_id) {
-  const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
-  return jwtVerify(token, jwks, { issuer: server.url, audience, typ: 'JWT', algorithms: ['ES256'] });
-}
 
 eachDialect('token bundle and JWT formats', (dialect) => {
   let server: TestServer;
@@ -75,65 +41,77 @@ eachDialect('token bundle and JWT formats', (dialect) => {
 
   test('the bundle has exactly the specified members and values', async () => {
     const bundle = await server.signIn(nextEmail());
-    assert.deepEqual(sorted(bundle as unknown as Record<string, unknown>), BUNDLE_MEMBERS);
-    assert.equal(bundle.expires_in, 3600);
-    assert.equal(bundle.token_type, 'Bearer');
-    assert.equal(bundle.auth_method, 'OTP');
-    assert.equal(typeof bundle.access_token, 'string');
-    assert.equal(typeof bundle.id_token, 'string');
-    assert.equal(typeof bundle.refresh_token, 'string');
+    assertSpecBundle(bundle, { method: 'OTP' });
   });
 
   test('the access token verifies with jose and has exactly the specified claims', async () => {
     const email = nextEmail();
     const bundle = await server.signIn(email);
-    const { payload, protectedHeader } = await verifyAccess(server, bundle.access_token);
-    assert.deepEqual(sorted(protectedHeader), ['alg', 'kid', 'typ']);
-    assert.equal(protectedHeader.alg, 'ES256');
-    assert.equal(protectedHeader.typ, 'at+jwt');
-    assert.equal(typeof protectedHeader.kid, 'string');
-    assert.ok((protectedHeader.kid ?? '').length > 0);
-
-    assert.deepEqual(sorted(payload), ACCESS_CLAIMS);
-    assert.equal(typeof payload.sub, 'string');
-    assert.ok((payload.sub ?? '').length > 0);
-    assert.equal(payload.client_user_id, payload.sub);
-    assert.equal(payload.authentication_method, 'OTP');
-    assert.equal(payload.type, 'access_token');
-    assert.equal(payload.identifier, email);
-    assert.equal(payload.scope, 'access');
-    assert.equal(payload.aud, server.project.api_key_id);
-    assert.equal(payload.iss, server.url);
-    assert.ok(Number.isInteger(payload.iat));
-    assert.ok(Number.isInteger(payload.exp));
-    assert.equal(payload.iat, Math.floor(nowMs / 1000));
-    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 3600);
-    assert.equal(typeof payload.jti, 'string');
-    assert.equal(typeof payload.sid, 'string');
+    await assertSpecAccessToken(server, bundle.access_token, { method: 'OTP', identifier: email, at: nowMs });
   });
 
   test('the ID token has exactly the specified claims, auth_time a string of digits', async () => {
     const email = nextEmail();
     const bundle = await server.signIn(email);
-    const access = decodeJwt(bundle.access_token);
-    const { payload, protectedHeader } = await verifyId(server, bundle.id_token);
-    assert.deepEqual(sorted(protectedHeader), ['alg', 'kid', 'typ']);
-    assert.equal(protectedHeader.alg, 'ES256');
-    assert.equal(protectedHeader.typ, 'JWT');
-    assert.equal(protectedHeader.kid, decodeProtectedHeader(bundle.access_token).kid);
+    await assertSpecIdToken(server, bundle, { method: 'OTP', identifier: email, at: nowMs });
+  });
 
-    assert.deepEqual(sorted(payload), ID_CLAIMS);
-    assert.equal(payload.sub, access.sub);
-    assert.equal(payload.client_user_id, payload.sub);
-    assert.equal(typeof payload.auth_time, 'string');
-    assert.match(payload.auth_time as string, /^\d+$/);
-    assert.equal(payload.auth_time, String(Math.floor(nowMs / 1000)));
-    assert.equal(payload.identifier, email);
-    assert.equal(payload.type, 'id_token');
-    assert.equal(payload.aud, server.project.api_key_id);
-    assert.equal(payload.iss, server.url);
-    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 3600);
-    assert.notEqual(payload.jti, access.jti);
+  // The other methods end in the same bundle: the same exact checks, after a sign-in by each.
+  test('TRUSTED DEVICE: the bundle, access token and ID token match the specification exactly', async () => {
+    const user = await otpUser(server, nextEmail());
+    const device = await registerDevice(server, user);
+    nowMs += 60_000;
+    try {
+      const answer = await deviceSignIn(server, device);
+      assert.equal(answer.status, 200, answer.text);
+      await assertSpecTokens(server, answer.body.oauth_token, {
+        method: 'TRUSTED DEVICE',
+        identifier: user.email,
+        userId: user.userId,
+        at: nowMs,
+      });
+    } finally {
+      nowMs = Date.now();
+    }
+  });
+
+  test('PIN: the bundle, access token and ID token match the specification exactly', async () => {
+    const user = await otpUser(server, nextEmail());
+    const device = await registerDevice(server, user);
+    await setPin(server, user, '73915062');
+    nowMs += 60_000;
+    try {
+      const answer = await deviceSignIn(server, device, { pin: '73915062' });
+      assert.equal(answer.status, 200, answer.text);
+      await assertSpecTokens(server, answer.body.oauth_token, {
+        method: 'PIN',
+        identifier: user.email,
+        userId: user.userId,
+        at: nowMs,
+      });
+    } finally {
+      nowMs = Date.now();
+    }
+  });
+
+  test('BIOMETRIC: the bundle, access token and ID token match the specification exactly (discoverable and identifier-first)', async () => {
+    const user = await otpUser(server, nextEmail());
+    const authenticator = await registerPasskey(server, user);
+    nowMs += 60_000;
+    try {
+      for (const identifier of [undefined, user.email]) {
+        const answer = await passkeySignIn(server, authenticator, { identifier });
+        assert.equal(answer.status, 200, answer.text);
+        await assertSpecTokens(server, answer.body.oauth_token, {
+          method: 'BIOMETRIC',
+          identifier: user.email,
+          userId: user.userId,
+          at: nowMs,
+        });
+      }
+    } finally {
+      nowMs = Date.now();
+    }
   });
 
   test('an ID token is not accepted where an access token is expected (typ differs)', async () => {

@@ -529,6 +529,57 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       assert.ok(types.includes(type), type);
   });
 
+  test("devices: renamed through the integrator API, with the rules of the user's own rename", async () => {
+    const { bundle, userId } = await newUser();
+    const device = await registerDevice(server, bundle);
+    const path = `/v1/users/${userId}/devices/${device.deviceId}`;
+
+    const renamed = await api('PATCH', path, { name: '  Work phone ' });
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.deepEqual(Object.keys(renamed.body).sort(), ['created_at', 'device_id', 'last_used_at', 'name']);
+    assert.equal(renamed.body.device_id, device.deviceId);
+    assert.equal(renamed.body.name, 'Work phone');
+    assert.equal(renamed.body.created_at, new Date(clock.t).toISOString());
+    // Both the integrator's listing and the user's own see the new name.
+    assert.equal((await api('GET', `/v1/users/${userId}/devices`)).body.devices[0].name, 'Work phone');
+    const own = await server.request('GET', '/v1/devices', {
+      headers: { authorization: `Bearer ${bundle.access_token}` },
+    });
+    assert.equal(own.body.devices[0].name, 'Work phone');
+    // The device keeps working.
+    assert.equal((await deviceSignIn(server, device)).status, 200);
+
+    // The same validation as PATCH /v1/devices/{device_id}.
+    assertProblem(await api('PATCH', path, { name: '   ' }), 400, 'invalid_request');
+    assertProblem(await api('PATCH', path, { name: '' }), 400, 'invalid_request');
+    assertProblem(await api('PATCH', path, { name: 'x'.repeat(101) }), 400, 'invalid_request');
+    assertProblem(await api('PATCH', path, { name: 42 }), 400, 'invalid_request');
+    assertProblem(await api('PATCH', path, {}), 400, 'invalid_request');
+    assert.equal((await api('PATCH', path, { name: 'y'.repeat(100) })).body.name, 'y'.repeat(100));
+
+    // Another user's device, an unknown device, an unknown user.
+    const other = await newUser();
+    const othersDevice = await registerDevice(server, other.bundle);
+    assertProblem(
+      await api('PATCH', `/v1/users/${userId}/devices/${othersDevice.deviceId}`, { name: 'mine' }),
+      404,
+      'device_not_found',
+    );
+    assertProblem(
+      await api('PATCH', `/v1/users/${userId}/devices/dev_unknown`, { name: 'x' }),
+      404,
+      'device_not_found',
+    );
+    assertProblem(
+      await api('PATCH', `/v1/users/nobody/devices/${device.deviceId}`, { name: 'x' }),
+      404,
+      'user_not_found',
+    );
+    assert.equal((await api('GET', `/v1/users/${other.userId}/devices`)).body.devices[0].name, 'Test phone');
+    // Without the secret: 401.
+    assertProblem(await server.request('PATCH', path, { body: { name: 'x' } }), 401, 'invalid_client');
+  });
+
   test("cross-project isolation: project B reaches none of project A's users through any endpoint", async () => {
     const { email, bundle, userId } = await newUser();
     const device = await registerDevice(server, bundle);
@@ -550,6 +601,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       ['POST', `${u}/sessions/revoke`],
       ['DELETE', `${u}/sessions/${sid}`],
       ['GET', `${u}/devices`],
+      ['PATCH', `${u}/devices/${device.deviceId}`, { name: 'stolen' }],
       ['DELETE', `${u}/devices/${device.deviceId}`],
       ['GET', `${u}/passkeys`],
       ['DELETE', `${u}/passkeys/${passkeyId}`],
@@ -587,6 +639,11 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
     );
     assertProblem(await api('DELETE', `${b}/sessions/${sid}`, undefined, projectB), 404, 'session_not_found');
     assertProblem(
+      await api('PATCH', `${b}/devices/${device.deviceId}`, { name: 'stolen' }, projectB),
+      404,
+      'device_not_found',
+    );
+    assertProblem(
       await api('DELETE', `${b}/devices/${device.deviceId}`, undefined, projectB),
       404,
       'device_not_found',
@@ -605,7 +662,10 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
     assert.equal(view.body.client_user_id, null);
     assert.deepEqual((await api('GET', `${u}/claims`)).body, { claims: { role: 'a' } });
     assert.equal((await api('GET', `${u}/sessions`)).body.sessions.length, 1);
-    assert.equal((await api('GET', `${u}/devices`)).body.devices.length, 1);
+    assert.deepEqual(
+      (await api('GET', `${u}/devices`)).body.devices.map((d: { name: string }) => d.name),
+      ['Test phone'],
+    );
     assert.equal((await api('GET', `${u}/passkeys`)).body.passkeys.length, 1);
     assert.deepEqual(await verify(server, bundle.access_token), { success: true });
   });

@@ -8,12 +8,14 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { type ErrorCode, ErrorCodes } from '@tessera/core';
-import type { Passkey, Project } from '../../db/schema.js';
-import { badRequest, notFound, TesseraError } from '../../errors.js';
+import type { RateLimit } from '../../config/index.js';
+import type { Challenge, Passkey, Project } from '../../db/schema.js';
+import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
+import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
-import type { ChallengesService } from '../challenges/challenges.service.js';
+import { ChallengeRefused, type ChallengesService } from '../challenges/challenges.service.js';
 import { normaliseIdentifier } from '../otp/identifier.js';
 import type { SignInResult } from '../otp/otp.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -53,6 +55,19 @@ function relyingParty(project: Project): { rpID: string; origins: string[] } {
     throw badRequest('this project has no relying-party id or origins for passkeys; configure them first');
   }
   return { rpID, origins };
+}
+
+/**
+ * The per-user limits of passkey sign-in, the same rules as OTP: starts per identifier
+ * (`TESSERA_RATE_LIMIT_OTP_START`) and failed completes per user (`TESSERA_RATE_LIMIT_OTP_GUESSES`).
+ * The per-IP limit is the route's.
+ */
+export interface PasskeySignInLimits {
+  limiter: RateLimiter;
+  /** Identifier-first starts per identifier and project, whether or not the user exists. */
+  starts: RateLimit;
+  /** Failed completes per user (a success gives its unit back), discoverable or not. */
+  failures: RateLimit;
 }
 
 /** BIOMETRIC: WebAuthn passkeys with user verification required. */
@@ -156,14 +171,25 @@ export class BiometricService {
   /**
    * Starts a passkey sign-in. Without an identifier the browser offers discoverable passkeys;
    * with one, the user's passkeys are listed (an unknown identifier gets the same kind of
-   * answer with none, so the answer does not reveal whether the user exists).
+   * answer with none, so the answer does not reveal whether the user exists). Identifier-first
+   * starts are limited per identifier, known or not, so the limit reveals nothing either.
    */
-  async authenticationOptions(project: Project, identifier?: string) {
+  async authenticationOptions(project: Project, identifier: string | undefined, limits: PasskeySignInLimits) {
     const { rpID } = relyingParty(project);
     let userId: string | null = null;
     let allowCredentials: Array<{ id: string; transports: AuthenticatorTransportFuture[] }> = [];
     if (identifier !== undefined) {
-      const user = await this.users.findByIdentifier(project.id, normaliseIdentifier(identifier).value);
+      const normalised = normaliseIdentifier(identifier).value;
+      const limit = await limits.limiter.hit(
+        'passkey-signin-start',
+        `${project.id}\0${normalised}`,
+        limits.starts,
+      );
+      const user = await this.users.findByIdentifier(project.id, normalised);
+      if (!limit.allowed) {
+        if (user) await this.#failed(project, user.id, ErrorCodes.rateLimited);
+        throw tooManyRequests('too many sign-in attempts for this user; try again later', limit.retryAfter);
+      }
       if (user) {
         userId = user.id;
         allowCredentials = (await this.passkeys.listByUser(user.id)).map((p) => ({
@@ -185,26 +211,61 @@ export class BiometricService {
     return { challenge_id: challenge.id, options };
   }
 
+  /** A `signin.failed` event of a passkey sign-in (no credential id, no identifier). */
+  #failed(project: Project, userId: string | null, reason: string): Promise<void> {
+    return this.audit.record({
+      projectId: project.id,
+      userId,
+      type: 'signin.failed',
+      data: { method: 'BIOMETRIC', reason },
+    });
+  }
+
   async signIn(
     project: Project,
     input: { challenge_id: string; credential: unknown; getOAuthToken?: boolean },
+    limits: PasskeySignInLimits,
   ): Promise<SignInResult> {
-    const challenge = await this.challenges.consume(project.id, input.challenge_id, 'passkey-signin');
     const credential = input.credential as AuthenticationResponseJSON;
-    let passkey: Passkey | undefined;
+    const credentialId = typeof credential?.id === 'string' ? credential.id : '';
+    let challenge: Challenge;
+    try {
+      challenge = await this.challenges.consume(project.id, input.challenge_id, 'passkey-signin');
+    } catch (error) {
+      if (error instanceof ChallengeRefused) {
+        // The challenge's user (identifier-first), else the owner of the passkey presented.
+        const owner =
+          error.userId ??
+          (credentialId ? (await this.passkeys.find(project.id, credentialId))?.user_id : undefined) ??
+          null;
+        await this.#failed(project, owner, error.reason);
+      }
+      throw error;
+    }
+    const passkey = credentialId ? await this.passkeys.find(project.id, credentialId) : undefined;
     // A failure is the passkey owner's event when the passkey is known: in a discoverable
     // sign-in the challenge names no user, yet the integrator must see failures per user.
+    const userId = challenge.user_id ?? passkey?.user_id ?? null;
     const fail = async (reason: string, error: TesseraError) => {
-      await this.audit.record({
-        projectId: project.id,
-        userId: challenge.user_id ?? passkey?.user_id ?? null,
-        type: 'signin.failed',
-        data: { method: 'BIOMETRIC', reason },
-      });
+      await this.#failed(project, userId, reason);
       return error;
     };
-    const credentialId = typeof credential?.id === 'string' ? credential.id : '';
-    passkey = credentialId ? await this.passkeys.find(project.id, credentialId) : undefined;
+    // Failed completes are counted per user once the user is known: every attempt takes a
+    // unit and a success gives it back, so parallel attempts cannot slip past the limit.
+    const failures = userId ? `${project.id}\0${userId}` : undefined;
+    if (failures) {
+      const budget = await limits.limiter.hit('passkey-signin-failure', failures, limits.failures);
+      if (!budget.allowed) {
+        throw await fail(
+          ErrorCodes.tooManyAttempts,
+          tooManyRequests(
+            'too many failed passkey sign-ins for this user; try again later',
+            budget.retryAfter,
+            ErrorCodes.tooManyAttempts,
+          ),
+        );
+      }
+    }
     if (!passkey)
       throw await fail(
         'unknown_passkey',
@@ -258,6 +319,7 @@ export class BiometricService {
         'unknown_user',
         failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
+    if (failures) await limits.limiter.refund('passkey-signin-failure', failures);
     await this.users.touchSignIn(user.id, this.now());
     await this.audit.record({
       projectId: project.id,

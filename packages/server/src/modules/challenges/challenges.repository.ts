@@ -33,15 +33,27 @@ export class ChallengesRepository {
       .executeTakeFirst();
   }
 
-  /** Why a challenge could not be consumed, for a precise error. */
-  async why(projectId: string, id: string, kind: ChallengeKind): Promise<'not_found' | 'used' | 'expired'> {
+  /**
+   * Why a challenge could not be consumed, for a precise error, and whose it was (for the audit
+   * log; only a challenge of this project and kind names its user and device).
+   */
+  async why(
+    projectId: string,
+    id: string,
+    kind: ChallengeKind,
+  ): Promise<{ reason: 'not_found' | 'used' | 'expired'; userId: string | null; deviceId: string | null }> {
     const row = await this.db.kysely
       .selectFrom('challenges')
-      .select(['consumed_at', 'project_id', 'kind'])
+      .select(['consumed_at', 'project_id', 'kind', 'user_id', 'device_id'])
       .where('id', '=', id)
       .executeTakeFirst();
-    if (!row || row.project_id !== projectId || row.kind !== kind) return 'not_found';
-    return row.consumed_at !== null ? 'used' : 'expired';
+    if (!row || row.project_id !== projectId || row.kind !== kind)
+      return { reason: 'not_found', userId: null, deviceId: null };
+    return {
+      reason: row.consumed_at !== null ? 'used' : 'expired',
+      userId: row.user_id,
+      deviceId: row.device_id,
+    };
   }
 
   async prune(before: number): Promise<void> {

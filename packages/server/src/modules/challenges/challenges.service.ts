@@ -1,8 +1,30 @@
 import { ErrorCodes } from '@tessera/core';
 import { randomId, randomToken } from '../../crypto/random.js';
 import type { Challenge } from '../../db/schema.js';
-import { badRequest } from '../../errors.js';
+import { TesseraError } from '../../errors.js';
 import type { ChallengeKind, ChallengesRepository } from './challenges.repository.js';
+
+/** Why a challenge was refused: its problem code, also the `reason` of a `signin.failed` event. */
+export type ChallengeRefusal =
+  | typeof ErrorCodes.challengeNotFound
+  | typeof ErrorCodes.challengeUsed
+  | typeof ErrorCodes.challengeExpired;
+
+/**
+ * A challenge that is unknown (or of another project or kind), already used, or expired: a 400
+ * problem document. It also says whose challenge it was (used or expired ones of this project),
+ * so a sign-in can record the failure against the user without a further query.
+ */
+export class ChallengeRefused extends TesseraError {
+  constructor(
+    readonly reason: ChallengeRefusal,
+    detail: string,
+    readonly userId: string | null = null,
+    readonly deviceId: string | null = null,
+  ) {
+    super(400, reason, detail);
+  }
+}
 
 export class ChallengesService {
   constructor(
@@ -33,14 +55,25 @@ export class ChallengesService {
     return challenge;
   }
 
-  /** Consumes the challenge or throws a 400 saying whether it is unknown, used or expired. */
+  /** Consumes the challenge or throws a ChallengeRefused saying whether it is unknown, used or expired. */
   async consume(projectId: string, id: string, kind: ChallengeKind): Promise<Challenge> {
     const row = await this.repository.consume(projectId, id, kind, this.now());
     if (row) return row;
-    const why = await this.repository.why(projectId, id, kind);
-    if (why === 'used') throw badRequest('this challenge has already been used', ErrorCodes.challengeUsed);
-    if (why === 'expired')
-      throw badRequest('this challenge has expired; start again', ErrorCodes.challengeExpired);
-    throw badRequest('no such challenge for this project', ErrorCodes.challengeNotFound);
+    const { reason, userId, deviceId } = await this.repository.why(projectId, id, kind);
+    if (reason === 'used')
+      throw new ChallengeRefused(
+        ErrorCodes.challengeUsed,
+        'this challenge has already been used',
+        userId,
+        deviceId,
+      );
+    if (reason === 'expired')
+      throw new ChallengeRefused(
+        ErrorCodes.challengeExpired,
+        'this challenge has expired; start again',
+        userId,
+        deviceId,
+      );
+    throw new ChallengeRefused(ErrorCodes.challengeNotFound, 'no such challenge for this project');
   }
 }

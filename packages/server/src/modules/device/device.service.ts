@@ -1,14 +1,14 @@
 import { type AuthMethod, ErrorCodes } from '@tessera/core';
 import type { RateLimit } from '../../config/index.js';
 import { randomId } from '../../crypto/random.js';
-import type { Device, Project, User } from '../../db/schema.js';
+import type { Challenge, Device, Project, User } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { ChallengeKind } from '../challenges/challenges.repository.js';
-import type { ChallengesService } from '../challenges/challenges.service.js';
+import { ChallengeRefused, type ChallengesService } from '../challenges/challenges.service.js';
 import type { SignInResult } from '../otp/otp.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { DeviceRepository } from './device.repository.js';
@@ -47,6 +47,11 @@ export interface DeviceChallenge {
 const KIND_PURPOSE: Record<'device-signin' | 'pin-signin', SignaturePurpose> = {
   'device-signin': 'device-signin',
   'pin-signin': 'pin-signin',
+};
+
+const KIND_METHOD: Record<'device-signin' | 'pin-signin', AuthMethod> = {
+  'device-signin': 'TRUSTED DEVICE',
+  'pin-signin': 'PIN',
 };
 
 /** Trusted devices: registration with proof of possession, challenge–response sign-in. */
@@ -143,16 +148,46 @@ export class DeviceService {
     });
   }
 
-  /** Starts a device (or PIN) sign-in: a nonce bound to the project and the device. */
+  /** A `signin.failed` event of a device or PIN sign-in: method, reason, the device where known. */
+  #failed(
+    project: Project,
+    kind: 'device-signin' | 'pin-signin',
+    reason: string,
+    userId: string | null,
+    deviceId: string | null,
+  ): Promise<void> {
+    return this.audit.record({
+      projectId: project.id,
+      userId,
+      type: 'signin.failed',
+      data: { method: KIND_METHOD[kind], reason, ...(deviceId ? { device_id: deviceId } : {}) },
+    });
+  }
+
+  /**
+   * Starts a device (or PIN) sign-in: a nonce bound to the project and the device. Starts are
+   * limited per user (the OTP start rule), whichever of the user's devices asks, and per IP (route).
+   */
   async signInChallenge(
     project: Project,
     deviceId: string,
     kind: 'device-signin' | 'pin-signin',
   ): Promise<DeviceChallenge> {
-    const limit = await this.limiter.hit(`${kind}-start`, `${project.id}\0${deviceId}`, this.perSubject);
-    if (!limit.allowed) throw tooManyRequests('too many sign-in attempts for this device', limit.retryAfter);
     const device = await this.repository.find(project.id, deviceId);
-    if (!device) throw badRequest('no such device in this project', ErrorCodes.deviceNotFound);
+    if (!device) {
+      // The id was sent by the caller and names nothing here: it is not recorded.
+      await this.#failed(project, kind, ErrorCodes.deviceNotFound, null, null);
+      throw badRequest('no such device in this project', ErrorCodes.deviceNotFound);
+    }
+    const limit = await this.limiter.hit(
+      `${kind}-start`,
+      `${project.id}\0${device.user_id}`,
+      this.perSubject,
+    );
+    if (!limit.allowed) {
+      await this.#failed(project, kind, ErrorCodes.rateLimited, device.user_id, device.id);
+      throw tooManyRequests('too many sign-in attempts for this user; try again later', limit.retryAfter);
+    }
     const challenge = await this.challenges.issue(project.id, kind, DEVICE_CHALLENGE_TTL, {
       userId: device.user_id,
       deviceId: device.id,
@@ -162,7 +197,7 @@ export class DeviceService {
 
   /**
    * Consumes a sign-in challenge and checks the device's signature over it. The challenge is
-   * spent whatever the outcome: one signature check per nonce.
+   * spent whatever the outcome: one signature check per nonce. Every refusal is audited.
    */
   async checkSignature(
     project: Project,
@@ -170,24 +205,25 @@ export class DeviceService {
     kind: ChallengeKind & keyof typeof KIND_PURPOSE,
     signature: string,
   ) {
-    const challenge = await this.challenges.consume(project.id, challengeId, kind);
+    let challenge: Challenge;
+    try {
+      challenge = await this.challenges.consume(project.id, challengeId, kind);
+    } catch (error) {
+      if (error instanceof ChallengeRefused)
+        await this.#failed(project, kind, error.reason, error.userId, error.deviceId);
+      throw error;
+    }
     const device = challenge.device_id
       ? await this.repository.find(project.id, challenge.device_id)
       : undefined;
-    if (!device) throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    if (!device) {
+      await this.#failed(project, kind, ErrorCodes.deviceNotFound, challenge.user_id, challenge.device_id);
+      throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    }
     const key = importDeviceKey(JSON.parse(device.public_jwk));
     const message = signedMessage(KIND_PURPOSE[kind], project.api_key_id, challenge.id, challenge.challenge);
     if (!verifyDeviceSignature(key.key, message, signature)) {
-      await this.audit.record({
-        projectId: project.id,
-        userId: device.user_id,
-        type: 'signin.failed',
-        data: {
-          method: kind === 'pin-signin' ? 'PIN' : 'TRUSTED DEVICE',
-          reason: 'invalid_signature',
-          device_id: device.id,
-        },
-      });
+      await this.#failed(project, kind, ErrorCodes.invalidSignature, device.user_id, device.id);
       throw new TesseraError(
         401,
         ErrorCodes.invalidSignature,
@@ -195,7 +231,10 @@ export class DeviceService {
       );
     }
     const user = await this.users.findById(device.user_id);
-    if (!user) throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    if (!user) {
+      await this.#failed(project, kind, ErrorCodes.deviceNotFound, null, device.id);
+      throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
+    }
     return { device, user };
   }
 

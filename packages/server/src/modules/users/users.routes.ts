@@ -140,6 +140,21 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       const user = await ctx.usersService.require(request.project, request.params.user_id);
       return { devices: await ctx.devices.list(user.id) };
     });
+    // Same body and rules as the user's own PATCH /v1/devices/{device_id}: a name of 1–100 characters.
+    app.patch(
+      '/v1/users/:user_id/devices/:device_id',
+      {
+        schema: {
+          params: Type.Object({ user_id: Id, device_id: Id }),
+          body: Type.Object({ name: Type.String({ maxLength: 100 }) }),
+        },
+        preHandler,
+      },
+      async (request) => {
+        const user = await ctx.usersService.require(request.project, request.params.user_id);
+        return ctx.devices.rename(user.id, request.params.device_id, request.body.name);
+      },
+    );
     app.delete(
       '/v1/users/:user_id/devices/:device_id',
       { schema: { params: Type.Object({ user_id: Id, device_id: Id }) }, preHandler },
