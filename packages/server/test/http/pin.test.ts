@@ -14,6 +14,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import { SoftwareAuthenticator } from '../helpers/webauthn.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
 const { subtle } = globalThis.crypto;
@@ -121,6 +122,70 @@ async function pinSignIn(
     },
     headers,
   });
+}
+
+/** A whole TRUSTED DEVICE sign-in of `user`; returns the bundle (auth_method "TRUSTED DEVICE"). */
+async function deviceSignIn(server: TestServer, user: PinUser): Promise<OAuthTokenBundle> {
+  const headers = { api_key_id: user.project.api_key_id };
+  const started = await server.request('POST', '/v1/auth/device/start', {
+    body: { device_id: user.deviceId },
+    headers,
+  });
+  assert.equal(started.status, 200, started.text);
+  const { challenge_id, nonce } = started.body;
+  const answer = await server.request('POST', '/v1/auth/device/complete', {
+    body: {
+      challenge_id,
+      signature: await user.device.sign(
+        signedText('device-signin', user.project.api_key_id, challenge_id, nonce),
+      ),
+      getOAuthToken: true,
+    },
+    headers,
+  });
+  assert.equal(answer.status, 200, answer.text);
+  const bundle = answer.body.oauth_token as OAuthTokenBundle;
+  assert.equal(bundle.auth_method, 'TRUSTED DEVICE');
+  return bundle;
+}
+
+/** Registers a passkey for the signed-in user (by `bundle`); returns its authenticator. */
+async function registerPasskey(server: TestServer, bundle: OAuthTokenBundle): Promise<SoftwareAuthenticator> {
+  const authenticator = new SoftwareAuthenticator();
+  const started = await server.request('POST', '/v1/biometrics/register/start', { headers: bearer(bundle) });
+  assert.equal(started.status, 200, started.text);
+  const credential = authenticator.register({
+    challenge: started.body.options.challenge,
+    userHandle: started.body.options.user.id,
+  });
+  const registered = await server.request('POST', '/v1/biometrics/register/complete', {
+    body: { challenge_id: started.body.challenge_id, credential },
+    headers: bearer(bundle),
+  });
+  assert.equal(registered.status, 201, registered.text);
+  return authenticator;
+}
+
+/** A whole BIOMETRIC sign-in with `authenticator`; returns the bundle (auth_method "BIOMETRIC"). */
+async function passkeySignIn(
+  server: TestServer,
+  authenticator: SoftwareAuthenticator,
+): Promise<OAuthTokenBundle> {
+  const headers = { api_key_id: server.project.api_key_id };
+  const started = await server.request('POST', '/v1/auth/biometric/start', { body: {}, headers });
+  assert.equal(started.status, 200, started.text);
+  const answer = await server.request('POST', '/v1/auth/biometric/complete', {
+    body: {
+      challenge_id: started.body.challenge_id,
+      credential: authenticator.authenticate({ challenge: started.body.options.challenge }),
+      getOAuthToken: true,
+    },
+    headers,
+  });
+  assert.equal(answer.status, 200, answer.text);
+  const bundle = answer.body.oauth_token as OAuthTokenBundle;
+  assert.equal(bundle.auth_method, 'BIOMETRIC');
+  return bundle;
 }
 
 async function pinRow(server: TestServer, userId: string) {
@@ -318,6 +383,114 @@ eachDialect('PIN', (dialect) => {
         assertProblem(answer, 401, 'unauthorized');
         assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer/);
       }
+    });
+  });
+
+  describe('who may replace or remove a PIN (security regression)', () => {
+    const removePin = (bundle: OAuthTokenBundle, currentPin?: string) =>
+      server.request('DELETE', '/v1/pin', {
+        body: currentPin === undefined ? {} : { current_pin: currentPin },
+        headers: bearer(bundle),
+      });
+    const lockPin = async (user: PinUser) => {
+      for (let i = 0; i < 4; i++)
+        assertProblem(await pinSignIn(server, user, wrongPin(i)), 401, 'invalid_pin');
+      assertProblem(await pinSignIn(server, user, wrongPin(4)), 423, 'pin_locked');
+    };
+
+    test('regression: 5 wrong PINs, then a TRUSTED DEVICE sign-in cannot unlock and replace the PIN (PUT /v1/pin without current_pin → 423)', async () => {
+      const user = await userWithDevice(server, PIN);
+      await lockPin(user);
+      const lockedRow = (await pinRow(server, user.userId))!;
+      const device = await deviceSignIn(server, user);
+      // The reported attack: no current_pin, on a session just started by the device alone.
+      assertProblem(await setPin(device, OTHER_PIN), 423, 'pin_locked');
+      // Nor with the right PIN, nor by removing the PIN and setting a new one.
+      assertProblem(await setPin(device, OTHER_PIN, PIN), 423, 'pin_locked');
+      assertProblem(await removePin(device), 423, 'pin_locked');
+      assertProblem(await removePin(device, PIN), 423, 'pin_locked');
+      // PIN sign-in stays locked, with the new PIN as with the old.
+      assertProblem(await pinSignIn(server, user, OTHER_PIN), 423, 'pin_locked');
+      assertProblem(await pinSignIn(server, user, PIN), 423, 'pin_locked');
+      const row = (await pinRow(server, user.userId))!;
+      assert.equal(row.hash, lockedRow.hash, 'the PIN was not replaced');
+      assert.equal(row.failed_attempts, 5);
+      assert.notEqual(row.locked_at, null);
+      assert.deepEqual(await status(device), { pin_set: true, locked: true, attempts_left: 0 });
+    });
+
+    test('a TRUSTED DEVICE or PIN session must give current_pin, even right after signing in', async () => {
+      const user = await userWithDevice(server, PIN);
+      const device = await deviceSignIn(server, user);
+      assertProblem(await setPin(device, OTHER_PIN), 403, 'reauthentication_required');
+      assertProblem(await removePin(device), 403, 'reauthentication_required');
+      assert.equal((await setPin(device, OTHER_PIN, PIN)).status, 200);
+
+      const signedIn = await pinSignIn(server, user, OTHER_PIN);
+      assert.equal(signedIn.status, 200, signedIn.text);
+      const pinSession = signedIn.body.oauth_token as OAuthTokenBundle;
+      assert.equal(pinSession.auth_method, 'PIN');
+      assertProblem(await setPin(pinSession, PIN), 403, 'reauthentication_required');
+      assertProblem(await removePin(pinSession), 403, 'reauthentication_required');
+      assert.equal((await removePin(pinSession, OTHER_PIN)).status, 204);
+    });
+
+    test('a recent BIOMETRIC sign-in stands in for current_pin, but does not clear a lock', async () => {
+      const user = await userWithDevice(server, PIN);
+      const passkey = await registerPasskey(server, user.bundle);
+      const biometric = await passkeySignIn(server, passkey);
+      assert.equal((await setPin(biometric, OTHER_PIN)).status, 200);
+      assert.equal((await pinSignIn(server, user, OTHER_PIN)).status, 200);
+      clock.t += 11 * 60_000;
+      assertProblem(await setPin(biometric, PIN), 403, 'reauthentication_required');
+
+      await lockPin(user);
+      const fresh = await passkeySignIn(server, passkey);
+      assertProblem(await setPin(fresh, PIN), 423, 'pin_locked');
+      assertProblem(await removePin(fresh), 423, 'pin_locked');
+      assertProblem(await pinSignIn(server, user, PIN), 423, 'pin_locked');
+      assertProblem(await pinSignIn(server, user, OTHER_PIN), 423, 'pin_locked');
+    });
+
+    test('legitimate: after the lock, an OTP sign-in then PUT /v1/pin sets a new PIN that signs in', async () => {
+      const user = await userWithDevice(server, PIN);
+      await lockPin(user);
+      clock.t += 31_000; // past the OTP resend interval
+      const otp = await server.signIn(user.email);
+      const changed = await setPin(otp, OTHER_PIN);
+      assert.equal(changed.status, 200, changed.text);
+      assertProblem(await pinSignIn(server, user, PIN), 401, 'invalid_pin');
+      const answer = await pinSignIn(server, user, OTHER_PIN);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.body.oauth_token.auth_method, 'PIN');
+    });
+
+    test('legitimate: a PIN locked after a recent OTP sign-in may be set or removed on that session, not on an older one', async () => {
+      const user = await userWithDevice(server, PIN);
+      clock.t += 31_000;
+      const otp = await server.signIn(user.email);
+      await lockPin(user);
+      assert.equal((await setPin(otp, OTHER_PIN)).status, 200);
+      assert.deepEqual(await status(otp), { pin_set: true, locked: false, attempts_left: 5 });
+      assert.equal((await pinSignIn(server, user, OTHER_PIN)).status, 200);
+
+      await lockPin(user);
+      assert.equal((await removePin(otp)).status, 204);
+      assert.deepEqual(await status(otp), { pin_set: false, locked: false, attempts_left: 0 });
+
+      const other = await userWithDevice(server, PIN);
+      await lockPin(other);
+      clock.t += 11 * 60_000;
+      assertProblem(await setPin(other.bundle, OTHER_PIN), 423, 'pin_locked');
+      assertProblem(await removePin(other.bundle), 423, 'pin_locked');
+    });
+
+    test('legitimate: current_pin on an old session still changes and removes the PIN', async () => {
+      const user = await userWithDevice(server, PIN);
+      clock.t += 11 * 60_000;
+      assert.equal((await setPin(user.bundle, OTHER_PIN, PIN)).status, 200);
+      assert.equal((await pinSignIn(server, user, OTHER_PIN)).status, 200);
+      assert.equal((await removePin(user.bundle, OTHER_PIN)).status, 204);
     });
   });
 

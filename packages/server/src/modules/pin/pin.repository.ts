@@ -10,18 +10,35 @@ export class PinRepository {
     return this.db.kysely.selectFrom('pins').selectAll().where('user_id', '=', userId).executeTakeFirst();
   }
 
-  async upsert(userId: string, hash: string, at: number): Promise<void> {
-    await this.db.kysely
+  /**
+   * Stores a PIN, new or in place of one, with a fresh count of attempts. A locked PIN is only
+   * replaced when `clearLock` is true (the caller has checked a recent OTP sign-in); otherwise
+   * the lock holds, even one taken by wrong PINs racing this request, and the answer is false.
+   */
+  async upsert(userId: string, hash: string, at: number, options: { clearLock: boolean }): Promise<boolean> {
+    const row = await this.db.kysely
       .insertInto('pins')
       .values({ user_id: userId, hash, failed_attempts: 0, locked_at: null, updated_at: at })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet({ hash, failed_attempts: 0, locked_at: null, updated_at: at }),
-      )
-      .execute();
+      .onConflict((oc) => {
+        const update = oc
+          .column('user_id')
+          .doUpdateSet({ hash, failed_attempts: 0, locked_at: null, updated_at: at });
+        return options.clearLock
+          ? update
+          : update.where('pins.failed_attempts', '<', MAX_PIN_ATTEMPTS).where('pins.locked_at', 'is', null);
+      })
+      .returning('user_id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
-  async remove(userId: string): Promise<boolean> {
-    const result = await this.db.kysely.deleteFrom('pins').where('user_id', '=', userId).executeTakeFirst();
+  /** Deletes the PIN; a locked one only when `clearLock` is true (as for `upsert`). */
+  async remove(userId: string, options: { clearLock: boolean }): Promise<boolean> {
+    let query = this.db.kysely.deleteFrom('pins').where('user_id', '=', userId);
+    if (!options.clearLock) {
+      query = query.where('failed_attempts', '<', MAX_PIN_ATTEMPTS).where('locked_at', 'is', null);
+    }
+    const result = await query.executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 

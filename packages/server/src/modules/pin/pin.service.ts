@@ -1,5 +1,6 @@
 import { ErrorCodes } from '@tessera/core';
-import type { Project } from '../../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { PinTable, Project } from '../../db/schema.js';
 import { badRequest, TesseraError } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { AuditLog } from '../audit/audit.service.js';
@@ -11,6 +12,27 @@ import { hashPin, verifyPin, weakPinReason } from './pin-hash.js';
 
 /** Changing or removing a PIN without the current one needs a sign-in this recent. */
 export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
+
+/**
+ * Sign-in methods whose recent session may stand in for the current PIN. Both prove something
+ * other than the device + PIN pair: a TRUSTED DEVICE session proves only the device (the very
+ * thing PIN sign-in already needs), and a PIN session is no stronger than the PIN it replaces.
+ */
+const METHODS_REPLACING_CURRENT_PIN: ReadonlySet<string> = new Set(['OTP', 'BIOMETRIC']);
+
+/** A locked PIN is set again or removed only after the OTP sign-in that unlocks it. */
+const METHOD_CLEARING_LOCK = 'OTP';
+
+type PinRow = Selectable<PinTable>;
+
+const isLocked = (row: PinRow) => row.failed_attempts >= MAX_PIN_ATTEMPTS || row.locked_at !== null;
+
+const lockedError = (action: 'change' | 'remove') =>
+  new TesseraError(
+    423,
+    ErrorCodes.pinLocked,
+    `the PIN is locked after too many wrong PINs; sign in with a one-time code to unlock it, then ${action} it`,
+  );
 
 /** PIN: knowledge on a trusted device. Set while signed in; used with a device signature. */
 export class PinService {
@@ -24,20 +46,32 @@ export class PinService {
   ) {}
 
   /**
-   * The current PIN, or a sign-in within the last ten minutes, is needed to replace one. A
-   * current PIN spends an attempt like a PIN sign-in does: otherwise this would be a way to
-   * guess the PIN without ever meeting the lock.
+   * Who may replace or remove an existing PIN:
+   * - while it is locked, only a session started by OTP within the last ten minutes (the same
+   *   proof that lifts the lock at sign-in); no device, PIN or passkey session, with or
+   *   without `current_pin`, clears a lock;
+   * - otherwise, the holder of the current PIN, or a session started by OTP or BIOMETRIC within
+   *   the last ten minutes. A TRUSTED DEVICE or PIN session must give the current PIN.
+   *
+   * A current PIN spends an attempt like a PIN sign-in does: otherwise this would be a way to
+   * guess the PIN without ever meeting the lock. The answer says whether the lock may be cleared.
    */
-  async #requireReauthentication(auth: Authenticated, currentPin: string | undefined): Promise<void> {
+  async #requireReauthentication(
+    auth: Authenticated,
+    existing: PinRow,
+    currentPin: string | undefined,
+    action: 'change' | 'remove',
+  ): Promise<{ clearLock: boolean }> {
+    const session = await this.sessions.findById(auth.claims.sid);
+    const recentMethod =
+      session && this.now() - session.auth_time <= RECENT_SIGN_IN_MS ? session.auth_method : undefined;
+    if (isLocked(existing)) {
+      if (recentMethod === METHOD_CLEARING_LOCK) return { clearLock: true };
+      throw lockedError(action);
+    }
     if (currentPin !== undefined) {
       const attempt = await this.repository.reserveAttempt(auth.user.id);
-      if (!attempt) {
-        throw new TesseraError(
-          423,
-          ErrorCodes.pinLocked,
-          'the PIN is locked after too many wrong PINs; sign in with a one-time code to change it',
-        );
-      }
+      if (!attempt) throw lockedError(action);
       if (!/^\d{4,12}$/.test(currentPin) || !(await verifyPin(this.pepper, currentPin, attempt.hash))) {
         const left = MAX_PIN_ATTEMPTS - attempt.failed_attempts;
         if (left <= 0) {
@@ -58,24 +92,38 @@ export class PinService {
         );
       }
       await this.repository.reset(auth.user.id);
-      return;
+      return { clearLock: false };
     }
-    const session = await this.sessions.findById(auth.claims.sid);
-    if (!session || this.now() - session.auth_time > RECENT_SIGN_IN_MS) {
+    if (recentMethod === undefined) {
       throw new TesseraError(
         403,
         ErrorCodes.reauthenticationRequired,
-        'send current_pin, or sign in again, to change the PIN',
+        `send current_pin, or sign in again with a one-time code or a passkey, to ${action} the PIN`,
       );
     }
+    if (!METHODS_REPLACING_CURRENT_PIN.has(recentMethod)) {
+      throw new TesseraError(
+        403,
+        ErrorCodes.reauthenticationRequired,
+        `a ${recentMethod} sign-in does not replace the current PIN; send current_pin, or sign in with a one-time code or a passkey, to ${action} the PIN`,
+      );
+    }
+    return { clearLock: false };
   }
 
   async set(auth: Authenticated, pin: string, currentPin?: string): Promise<{ pin_set: true }> {
     const weak = weakPinReason(pin);
     if (weak) throw badRequest(weak, ErrorCodes.weakPin);
     const existing = await this.repository.find(auth.user.id);
-    if (existing) await this.#requireReauthentication(auth, currentPin);
-    await this.repository.upsert(auth.user.id, await hashPin(this.pepper, pin), this.now());
+    const { clearLock } = existing
+      ? await this.#requireReauthentication(auth, existing, currentPin, 'change')
+      : { clearLock: false };
+    // Guesses racing this request may have locked the PIN since it was read: the write keeps
+    // such a lock unless a recent OTP sign-in allows clearing it.
+    const stored = await this.repository.upsert(auth.user.id, await hashPin(this.pepper, pin), this.now(), {
+      clearLock,
+    });
+    if (!stored) throw lockedError('change');
     await this.audit.record({
       projectId: auth.project.id,
       userId: auth.user.id,
@@ -87,8 +135,11 @@ export class PinService {
   async remove(auth: Authenticated, currentPin?: string): Promise<void> {
     const existing = await this.repository.find(auth.user.id);
     if (!existing) throw badRequest('no PIN is set', ErrorCodes.pinNotSet);
-    await this.#requireReauthentication(auth, currentPin);
-    await this.repository.remove(auth.user.id);
+    const { clearLock } = await this.#requireReauthentication(auth, existing, currentPin, 'remove');
+    if (!(await this.repository.remove(auth.user.id, { clearLock }))) {
+      if (await this.repository.find(auth.user.id)) throw lockedError('remove');
+      throw badRequest('no PIN is set', ErrorCodes.pinNotSet);
+    }
     await this.audit.record({ projectId: auth.project.id, userId: auth.user.id, type: 'pin.removed' });
   }
 
