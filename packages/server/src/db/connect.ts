@@ -35,7 +35,8 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
-    database.pragma('busy_timeout = 5000');
+    // The driver waits for another connection's write lock itself, without blocking the thread.
+    database.pragma('busy_timeout = 0');
     const kysely = new Kysely<Database>({ dialect: new FastSqliteDialect(database) });
     return {
       kysely,
