@@ -137,6 +137,11 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     now,
   );
   webhooks.onDelivery((outcome) => metrics.webhookDeliveries.inc({ outcome }));
+  audit.setOutbox({
+    targets: (event) => webhooks.targets(event),
+    queue: (trx, event, targets) => webhooks.queue(trx, event, targets),
+    queued: () => webhooks.kick(),
+  });
   audit.subscribe((event) => {
     if (event.type === 'signin.succeeded' || event.type === 'signin.failed') {
       metrics.signIns.inc({
@@ -144,7 +149,6 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         outcome: event.type === 'signin.succeeded' ? 'success' : 'failure',
       });
     }
-    webhooks.enqueue(event).catch((err) => deps.logger.error({ err }, 'webhook delivery not queued'));
   });
   const revokedLocally = (ids: string[]) => {
     for (const id of ids) revocations.add(id);
@@ -159,7 +163,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     {
       refreshed: (session) => {
         metrics.refreshes.inc();
-        void audit.record({
+        return audit.record({
           projectId: session.project_id,
           userId: session.user_id,
           type: 'refresh',
@@ -170,7 +174,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         revocations.add(sid);
         // A sign-out (RFC 7009 revocation); a reused refresh token has an event of its own.
         if (reason !== 'refresh_token_reuse')
-          void audit.record({
+          return audit.record({
             projectId: session.project_id,
             userId: session.user_id,
             type: 'session.revoked',
@@ -179,7 +183,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
       },
       reuseDetected: (session) => {
         metrics.reuseDetections.inc();
-        void audit.record({
+        return audit.record({
           projectId: session.project_id,
           userId: session.user_id,
           type: 'refresh.reuse_detected',
@@ -223,7 +227,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     masterKey.derive('otp-code-mac'),
     {
       sent: (project, channel) =>
-        void audit.record({ projectId: project.id, type: 'otp.sent', data: { channel } }),
+        audit.record({ projectId: project.id, type: 'otp.sent', data: { channel } }),
       signedIn: async (project, user) => {
         await pin.unlock(project.id, user.id);
         await audit.record({
@@ -234,7 +238,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         });
       },
       failed: (project, reason) =>
-        void audit.record({ projectId: project.id, type: 'signin.failed', data: { method: 'OTP', reason } }),
+        audit.record({ projectId: project.id, type: 'signin.failed', data: { method: 'OTP', reason } }),
     },
     now,
   );
@@ -390,6 +394,7 @@ export async function buildApp(
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);
     ctx.revocations.stop();
+    await ctx.audit.drain();
     await ctx.webhooks.stop();
     await ctx.delivery.close();
   });

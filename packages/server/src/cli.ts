@@ -23,19 +23,16 @@ function auditLog(runtime: Runtime, cfg: Readonly<Config>): { log: AuditLog; set
     { ...cfg.webhooks, allowHttp: cfg.env !== 'production' },
     runtime.logger,
   );
-  const queued: Array<Promise<unknown>> = [];
-  const log = new AuditLog(runtime.db, (error) => {
-    throw error;
-  });
-  // After a secret rotation the new secret must still be printed: a failure here only warns.
-  log.subscribe((event) =>
-    queued.push(
-      webhooks
-        .queue(event)
-        .catch(() => console.error(`tessera: warning: the ${event.type} webhook deliveries were not queued`)),
-    ),
+  const log = new AuditLog(runtime.db, () =>
+    // After a secret rotation the new secret must still be printed: a failure here only warns.
+    console.error('tessera: warning: an audit event (and its webhook deliveries) was not recorded'),
   );
-  return { log, settled: () => Promise.all(queued) };
+  // No worker here: the servers' workers send what is queued.
+  log.setOutbox({
+    targets: (event) => webhooks.targets(event),
+    queue: (trx, event, targets) => webhooks.queue(trx, event, targets),
+  });
+  return { log, settled: () => log.drain() };
 }
 
 function config(): Readonly<Config> {

@@ -28,10 +28,11 @@ export interface Directory {
   project(id: string): Promise<Project | undefined>;
 }
 
+/** Told of session events; the request waits for what they return (e.g. the audit record). */
 export interface SessionListener {
-  refreshed?(session: Session): void;
-  revoked?(sessionId: string, reason: string, session: Session): void;
-  reuseDetected?(session: Session): void;
+  refreshed?(session: Session): Promise<void> | undefined;
+  revoked?(sessionId: string, reason: string, session: Session): Promise<void> | undefined;
+  reuseDetected?(session: Session): Promise<void> | undefined;
 }
 
 const REFRESH_PREFIX = 'tsr_';
@@ -202,7 +203,7 @@ export class TokenService {
         now,
       );
       if (won) {
-        this.listener.refreshed?.(session);
+        await this.listener.refreshed?.(session);
         return this.bundle(project, user, { ...session, last_refreshed_at: now }, next.token);
       }
     }
@@ -226,8 +227,8 @@ export class TokenService {
         return this.bundle(project, user, session, successor);
     }
     if (await this.sessions.revoke(session.id, 'refresh_token_reuse', now)) {
-      this.listener.revoked?.(session.id, 'refresh_token_reuse', session);
-      this.listener.reuseDetected?.(session);
+      await this.listener.revoked?.(session.id, 'refresh_token_reuse', session);
+      await this.listener.reuseDetected?.(session);
     }
     throw invalidGrant('refresh token was already used; the session has been revoked');
   }
@@ -254,7 +255,7 @@ export class TokenService {
     const project = await this.directory.project(session.project_id);
     if (!project || project.api_key_id !== clientId) return 'wrong_client';
     if (await this.sessions.revoke(session.id, reason, this.now()))
-      this.listener.revoked?.(session.id, reason, session);
+      await this.listener.revoked?.(session.id, reason, session);
     return 'revoked';
   }
 }

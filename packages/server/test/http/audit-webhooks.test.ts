@@ -614,6 +614,52 @@ eachDialect('webhooks', (dialect) => {
     }
   });
 
+  test('an event and its deliveries are stored before the answer goes out, in one transaction', async () => {
+    const port = await freePort(); // nothing listens: deliveries stay pending
+    const server = await startServer(dialect, { env: { ...ENV, TESSERA_WEBHOOK_BACKOFF: '3600' } });
+    try {
+      const api = integrator(server);
+      const created = await api('POST', '/v1/webhooks', {
+        url: `http://127.0.0.1:${port}/hook`,
+        event_types: ['refresh', 'session.revoked'],
+      });
+      assert.equal(created.status, 201, created.text);
+      const bundle = await server.signIn(nextEmail());
+      const refreshed = await server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: bundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+      assert.equal(refreshed.status, 200, refreshed.text);
+      const revoked = await server.request('POST', '/oauth/revoke', {
+        body: { token: refreshed.body.refresh_token, client_id: server.project.api_key_id },
+      });
+      assert.equal(revoked.status, 200, revoked.text);
+      // Read at once, without waiting: both answers came after their events were committed.
+      const { kysely } = server.storage.db;
+      const events = await kysely.selectFrom('audit_events').select(['id', 'type']).execute();
+      const deliveries = await kysely
+        .selectFrom('webhook_deliveries')
+        .select(['event_type', 'payload'])
+        .execute();
+      for (const type of ['refresh', 'session.revoked']) {
+        const event = events.find((e) => e.type === type);
+        assert.ok(event, `the ${type} event is stored`);
+        const delivery = deliveries.find((d) => d.event_type === type);
+        assert.ok(delivery, `the ${type} delivery is stored`);
+        assert.equal(JSON.parse(delivery.payload).data.event_id, event.id);
+      }
+      assert.ok(
+        !deliveries.some((d) => d.event_type === 'signin.succeeded'),
+        'unsubscribed types are not queued',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a pending delivery survives a restart: the next server delivers it once the receiver is up', async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     const storage = await createStorage(dialect);

@@ -1,5 +1,7 @@
+import type { Transaction } from 'kysely';
 import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
 
 export interface AuditEvent {
   projectId: string;
@@ -11,9 +13,30 @@ export interface AuditEvent {
   ip?: string | null;
 }
 
-/** Records security events; a failure to record is logged, never fails the request. */
+/** An audit event as recorded. */
+export type RecordedEvent = AuditEvent & { id: string; createdAt: number };
+
+/**
+ * Where recorded events go on to (the webhooks). `targets` runs before the event's transaction
+ * (it may read, cached); `queue` runs inside it, so an event and its deliveries are stored
+ * together or not at all.
+ */
+export interface AuditOutbox<T> {
+  targets(event: RecordedEvent): Promise<T[]>;
+  queue(trx: Transaction<Database>, event: RecordedEvent, targets: T[]): Promise<void>;
+  /** Called after deliveries were committed (e.g. to send them now). */
+  queued?(): void;
+}
+
+/**
+ * Records security events; a failure to record is logged, never fails the request. Callers await
+ * `record` where the event must be stored before the answer goes out; `drain` waits for the rest.
+ */
 export class AuditLog {
-  #listeners: Array<(event: AuditEvent & { id: string; createdAt: number }) => void> = [];
+  #listeners: Array<(event: RecordedEvent) => void> = [];
+  // biome-ignore lint/suspicious/noExplicitAny: the outbox's target type is its own business
+  #outbox: AuditOutbox<any> | undefined;
+  #inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -21,9 +44,14 @@ export class AuditLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Called for every recorded event (webhooks, metrics). */
-  subscribe(listener: (event: AuditEvent & { id: string; createdAt: number }) => void): void {
+  /** Called for every recorded event (metrics). */
+  subscribe(listener: (event: RecordedEvent) => void): void {
     this.#listeners.push(listener);
+  }
+
+  /** Stores every event's deliveries with the event itself (the webhooks). */
+  setOutbox<T>(outbox: AuditOutbox<T>): void {
+    this.#outbox = outbox;
   }
 
   /** Deletes events older than the retention period. */
@@ -31,23 +59,42 @@ export class AuditLog {
     await this.db.kysely.deleteFrom('audit_events').where('created_at', '<', before).execute();
   }
 
-  async record(event: AuditEvent): Promise<void> {
-    const id = randomId('evt');
-    const createdAt = this.now();
+  record(event: AuditEvent): Promise<void> {
+    const recording = this.#record(event);
+    this.#inFlight.add(recording);
+    void recording.finally(() => this.#inFlight.delete(recording));
+    return recording;
+  }
+
+  /** Waits for every event being recorded (shutdown). */
+  async drain(): Promise<void> {
+    await Promise.all(this.#inFlight);
+  }
+
+  async #record(event: AuditEvent): Promise<void> {
+    const recorded: RecordedEvent = { ...event, id: randomId('evt'), createdAt: this.now() };
+    const row = {
+      id: recorded.id,
+      project_id: event.projectId,
+      user_id: event.userId ?? null,
+      type: event.type,
+      data: JSON.stringify(event.data ?? {}),
+      ip: event.ip ?? null,
+      created_at: recorded.createdAt,
+    };
     try {
-      await this.db.kysely
-        .insertInto('audit_events')
-        .values({
-          id,
-          project_id: event.projectId,
-          user_id: event.userId ?? null,
-          type: event.type,
-          data: JSON.stringify(event.data ?? {}),
-          ip: event.ip ?? null,
-          created_at: createdAt,
-        })
-        .execute();
-      for (const listener of this.#listeners) listener({ ...event, id, createdAt });
+      const outbox = this.#outbox;
+      const targets = outbox ? await outbox.targets(recorded) : [];
+      if (outbox && targets.length > 0) {
+        await this.db.kysely.transaction().execute(async (trx) => {
+          await trx.insertInto('audit_events').values(row).execute();
+          await outbox.queue(trx, recorded, targets);
+        });
+        outbox.queued?.();
+      } else {
+        await this.db.kysely.insertInto('audit_events').values(row).execute();
+      }
+      for (const listener of this.#listeners) listener(recorded);
     } catch (error) {
       this.onError(error);
     }

@@ -22,9 +22,9 @@ export type SignInResult = { oauth_token: OAuthTokenBundle } | { user_id: string
 
 /** Hooks other modules attach to a successful OTP sign-in (e.g. lifting a PIN lock). */
 export interface OtpListener {
-  sent?(project: Project, channel: 'email' | 'sms'): void;
+  sent?(project: Project, channel: 'email' | 'sms'): Promise<void>;
   signedIn?(project: Project, user: User): Promise<void>;
-  failed?(project: Project, reason: string): void;
+  failed?(project: Project, reason: string): Promise<void>;
 }
 
 const CODE = /^\d{6}$/;
@@ -96,7 +96,7 @@ export class OtpService {
         cause: error instanceof DeliveryError ? error.message : 'delivery failed',
       });
     }
-    this.listener.sent?.(project, identifier.channel);
+    await this.listener.sent?.(project, identifier.channel);
     return { challenge_id: id, channel: identifier.channel, expires_in: ttl, resend_after: resendInterval };
   }
 
@@ -120,7 +120,7 @@ export class OtpService {
       this.config.rateLimits.otpGuessesPerIdentifier,
     );
     if (!budget.allowed) {
-      this.listener.failed?.(project, 'identifier_locked');
+      await this.listener.failed?.(project, 'identifier_locked');
       throw tooManyRequests(
         'too many wrong codes for this identifier; try again later',
         budget.retryAfter,
@@ -139,7 +139,7 @@ export class OtpService {
       throw new TesseraError(429, ErrorCodes.tooManyAttempts, 'too many wrong codes; ask for a new one');
     }
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
-      this.listener.failed?.(project, 'invalid_code');
+      await this.listener.failed?.(project, 'invalid_code');
       const left = attempt.max_attempts - attempt.attempts;
       throw new TesseraError(
         400,

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { ErrorCodes } from '@tessera/core';
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { open, seal } from '../../crypto/master-key.js';
 import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
-import type { Project, WebhookDelivery, WebhookEndpoint } from '../../db/schema.js';
+import type { Database, Project, WebhookDelivery, WebhookEndpoint } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
-import type { AuditEvent } from '../audit/audit.service.js';
+import type { RecordedEvent } from '../audit/audit.service.js';
 import { signWebhook } from './signature.js';
 
 /** Event types an endpoint may subscribe to (`*` for all). */
@@ -42,6 +43,12 @@ export interface WebhookOptions {
 }
 
 const LOCK_MS = 60_000;
+/**
+ * How long an instance trusts its list of a project's endpoints. Every audit event needs it, so
+ * it is not read per event; an endpoint added or removed on another instance is seen there
+ * within this time (on the same instance at once).
+ */
+export const ENDPOINT_CACHE_MS = 1000;
 
 /** Addresses a production webhook may not target: loopback, private, link-local, shared. */
 const INTERNAL = new BlockList();
@@ -107,6 +114,7 @@ export class WebhooksService {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #listeners: Array<(outcome: 'delivered' | 'retry' | 'failed') => void> = [];
+  #endpoints = new Map<string, { until: number; endpoints: Array<{ id: string; types: Set<string> }> }>();
 
   constructor(
     private readonly db: Db,
@@ -155,6 +163,7 @@ export class WebhooksService {
       last_attempt_at: null,
     };
     await this.db.kysely.insertInto('webhook_endpoints').values(endpoint).execute();
+    this.#endpoints.delete(project.id);
     return { ...endpointView(endpoint), secret };
   }
 
@@ -186,6 +195,7 @@ export class WebhooksService {
   async remove(project: Project, id: string): Promise<void> {
     await this.#require(project, id);
     await this.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    this.#endpoints.delete(project.id);
   }
 
   async deliveries(project: Project, id: string, limit = 50) {
@@ -200,38 +210,39 @@ export class WebhooksService {
     return rows.map(deliveryView);
   }
 
-  /** Queues an audit event for every endpoint of its project that subscribed to its type, and sends. */
-  async enqueue(event: AuditEvent & { id: string; createdAt: number }): Promise<void> {
-    if (await this.queue(event)) this.kick();
+  /** The endpoints of a project subscribed to an event's type (cached, see ENDPOINT_CACHE_MS). */
+  async targets(event: RecordedEvent): Promise<string[]> {
+    let cached = this.#endpoints.get(event.projectId);
+    if (!cached || cached.until <= this.now()) {
+      const rows = await this.db.kysely
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'event_types'])
+        .where('project_id', '=', event.projectId)
+        .execute();
+      cached = {
+        until: this.now() + ENDPOINT_CACHE_MS,
+        endpoints: rows.map((r) => ({ id: r.id, types: new Set(JSON.parse(r.event_types) as string[]) })),
+      };
+      if (this.#endpoints.size >= 10_000) this.#endpoints.clear();
+      this.#endpoints.set(event.projectId, cached);
+    }
+    return cached.endpoints.filter((e) => e.types.has('*') || e.types.has(event.type)).map((e) => e.id);
   }
 
-  /**
-   * Queues an audit event's deliveries without sending them: a process without a worker (the CLI)
-   * leaves them to the servers' workers. True when something was queued.
-   */
-  async queue(event: AuditEvent & { id: string; createdAt: number }): Promise<boolean> {
-    const endpoints = await this.db.kysely
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'event_types'])
-      .where('project_id', '=', event.projectId)
-      .execute();
-    const targets = endpoints.filter((e) => {
-      const types = JSON.parse(e.event_types) as string[];
-      return types.includes('*') || types.includes(event.type);
-    });
-    if (targets.length === 0) return false;
+  /** Queues an audit event's deliveries, inside the transaction that records the event. */
+  async queue(trx: Transaction<Database>, event: RecordedEvent, endpointIds: string[]): Promise<void> {
     const payload = JSON.stringify({
       type: event.type,
       timestamp: new Date(event.createdAt).toISOString(),
       data: { event_id: event.id, user_id: event.userId ?? null, ...event.data },
     });
     const now = this.now();
-    await this.db.kysely
+    await trx
       .insertInto('webhook_deliveries')
       .values(
-        targets.map((t) => ({
+        endpointIds.map((endpointId) => ({
           id: randomId('msg'),
-          endpoint_id: t.id,
+          endpoint_id: endpointId,
           project_id: event.projectId,
           event_type: event.type,
           payload,
@@ -246,7 +257,6 @@ export class WebhooksService {
         })),
       )
       .execute();
-    return true;
   }
 
   /** Polls the queue every second until stop(). */
