@@ -1,13 +1,33 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { randomFillSync, randomInt, randomUUID } from 'node:crypto';
+
+/**
+ * CSPRNG bytes drawn from a pool refilled 8 KiB at a time (what node:crypto's randomUUID does):
+ * one call into OpenSSL per pool instead of one per token, measured at about 4% of a refresh
+ * grant. Every byte is used once and the pool is never exposed.
+ */
+const POOL_SIZE = 8192;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let offset = POOL_SIZE;
+
+function take(bytes: number): Buffer {
+  if (bytes > POOL_SIZE) return randomFillSync(Buffer.allocUnsafe(bytes));
+  if (offset + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const out = pool.subarray(offset, offset + bytes);
+  offset += bytes;
+  return out;
+}
 
 /** `bytes` bytes from the CSPRNG, base64url. */
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
+  return take(bytes).toString('base64url');
 }
 
 /** A random id with a readable prefix, e.g. `otp_…` (128 bits). */
 export function randomId(prefix: string): string {
-  return `${prefix}_${randomBytes(16).toString('base64url')}`;
+  return `${prefix}_${take(16).toString('base64url')}`;
 }
 
 /** A string of `length` decimal digits, uniformly from the CSPRNG. */
