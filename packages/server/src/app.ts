@@ -157,7 +157,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     config,
     keys,
     sessions,
-    { user: (id) => users.findById(id), project: (id) => projects.byId(id) },
+    { project: (id) => projects.byId(id) },
     masterKey.derive('refresh-successor'),
     claims,
     {

@@ -22,9 +22,8 @@ export interface ClaimsSource {
   forUser(projectId: string, userId: string): Promise<Record<string, unknown>>;
 }
 
-/** Reads users and projects by id for refresh grants. */
+/** Reads projects by id for refresh grants (cached by the projects service). */
 export interface Directory {
-  user(id: string): Promise<User | undefined>;
   project(id: string): Promise<Project | undefined>;
 }
 
@@ -111,9 +110,11 @@ export class TokenService {
     user: User,
     session: Session,
     refreshToken: string,
+    /** The user's custom claims when the caller has read them already. */
+    customClaims?: Record<string, unknown>,
   ): Promise<OAuthTokenBundle> {
     const method = session.auth_method as AuthMethod;
-    const custom = await this.claims.forUser(project.id, user.id);
+    const custom = customClaims ?? (await this.claims.forUser(project.id, user.id));
     const key = this.keys.signingKey();
     const iat = Math.floor(this.now() / 1000);
     const clientUserId = user.client_user_id ?? user.id;
@@ -175,19 +176,17 @@ export class TokenService {
   async refresh(clientId: string, presented: string): Promise<OAuthTokenBundle> {
     const parsed = parseRefreshToken(presented);
     if (!parsed) throw invalidGrant('refresh token is invalid');
-    const row = await this.sessions.findRefreshToken(parsed.id);
-    if (!row || !safeEqual(sha256(parsed.secret), row.secret_hash))
+    const found = await this.sessions.findForRefresh(parsed.id);
+    if (!found || !safeEqual(sha256(parsed.secret), found.token.secret_hash))
       throw invalidGrant('refresh token is invalid');
-    const session = await this.sessions.findById(row.session_id);
-    if (!session) throw invalidGrant('refresh token is invalid');
+    const { token: row, session, user } = found;
     const project = await this.directory.project(session.project_id);
     if (!project || project.api_key_id !== clientId)
       throw invalidGrant('refresh token was issued to another client');
     if (session.revoked_at !== null) throw invalidGrant('session has been revoked');
     const now = this.now();
     if (now >= row.expires_at || now >= session.expires_at) throw invalidGrant('refresh token has expired');
-    const user = await this.directory.user(session.user_id);
-    if (!user) throw invalidGrant('refresh token is invalid');
+    const custom = found.claims === null ? {} : (JSON.parse(found.claims) as Record<string, unknown>);
 
     if (row.rotated_at === null) {
       const next = newRefreshToken();
@@ -204,7 +203,7 @@ export class TokenService {
       );
       if (won) {
         await this.listener.refreshed?.(session);
-        return this.bundle(project, user, { ...session, last_refreshed_at: now }, next.token);
+        return this.bundle(project, user, { ...session, last_refreshed_at: now }, next.token, custom);
       }
     }
     return this.#reused(parsed, project, user, session);

@@ -1,6 +1,6 @@
 import type { Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import type { Database, NewSession, Session } from '../../db/schema.js';
+import type { Database, NewSession, Session, User } from '../../db/schema.js';
 
 export interface RefreshTokenRow {
   id: string;
@@ -43,6 +43,81 @@ export class SessionRepository {
       .select(['id', 'session_id', 'secret_hash', 'expires_at', 'rotated_at', 'successor_enc'])
       .where('id', '=', id)
       .executeTakeFirst();
+  }
+
+  /**
+   * Everything a refresh grant needs in one read: the token, its session, the session's user and
+   * the user's custom claims (JSON, or null when none).
+   */
+  async findForRefresh(
+    tokenId: string,
+  ): Promise<{ token: RefreshTokenRow; session: Session; user: User; claims: string | null } | undefined> {
+    const r = await this.db.kysely
+      .selectFrom('refresh_tokens as t')
+      .innerJoin('sessions as s', 's.id', 't.session_id')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .leftJoin('user_claims as c', (join) =>
+        join.onRef('c.user_id', '=', 'u.id').onRef('c.project_id', '=', 's.project_id'),
+      )
+      .select([
+        't.secret_hash',
+        't.expires_at as t_expires_at',
+        't.rotated_at',
+        't.successor_enc',
+        's.id as s_id',
+        's.project_id',
+        's.user_id',
+        's.auth_method',
+        's.auth_time',
+        's.device_id',
+        's.created_at as s_created_at',
+        's.expires_at as s_expires_at',
+        's.last_refreshed_at',
+        's.revoked_at',
+        's.revoked_reason',
+        'u.identifier',
+        'u.identifier_type',
+        'u.client_user_id',
+        'u.created_at as u_created_at',
+        'u.last_sign_in_at',
+        'c.claims',
+      ])
+      .where('t.id', '=', tokenId)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      token: {
+        id: tokenId,
+        session_id: r.s_id,
+        secret_hash: r.secret_hash,
+        expires_at: r.t_expires_at,
+        rotated_at: r.rotated_at,
+        successor_enc: r.successor_enc,
+      },
+      session: {
+        id: r.s_id,
+        project_id: r.project_id,
+        user_id: r.user_id,
+        auth_method: r.auth_method,
+        auth_time: r.auth_time,
+        device_id: r.device_id,
+        created_at: r.s_created_at,
+        expires_at: r.s_expires_at,
+        last_refreshed_at: r.last_refreshed_at,
+        revoked_at: r.revoked_at,
+        revoked_reason: r.revoked_reason,
+      },
+      user: {
+        id: r.user_id,
+        project_id: r.project_id,
+        identifier: r.identifier,
+        identifier_type: r.identifier_type,
+        client_user_id: r.client_user_id,
+        created_at: r.u_created_at,
+        last_sign_in_at: r.last_sign_in_at,
+      },
+      claims: r.claims,
+    };
   }
 
   /**
