@@ -350,8 +350,7 @@ export async function buildApp(
   app.addHook('onResponse', (request, reply, done) => {
     done();
     const route = request.routeOptions.url ?? 'unmatched';
-    ctx.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
-    ctx.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    ctx.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     const level = reply.statusCode >= 400 ? 'info' : 'debug';
     if ((request.log as Logger).isLevelEnabled(level))
       request.log[level](

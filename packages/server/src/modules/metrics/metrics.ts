@@ -1,5 +1,10 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 
+interface RequestSeries {
+  count: { inc(): void };
+  latency: { observe(seconds: number): void };
+}
+
 /** The service's Prometheus metrics, in a registry of its own (several apps may share a process in tests). */
 export class Metrics {
   readonly registry = new Registry();
@@ -38,4 +43,24 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+
+  /** The request series by method, route and status, bound once (prom-client hashes labels per call). */
+  #series = new Map<string, RequestSeries>();
+
+  /** Counts a finished request and its duration. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let series = this.#series.get(key);
+    if (!series) {
+      series = {
+        count: this.requests.labels(method, route, String(status)),
+        latency: this.latency.labels(method, route),
+      };
+      // Routes are the route table's patterns, so this stays small; the bound is a backstop.
+      if (this.#series.size >= 5000) this.#series.clear();
+      this.#series.set(key, series);
+    }
+    series.count.inc();
+    series.latency.observe(seconds);
+  }
 }
