@@ -55,6 +55,7 @@ import { requireBearer } from './plugins/bearer.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
 import { requireIntegrator } from './plugins/integrator.js';
+import { IpLimiter } from './plugins/ip-limiter.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
 import { limitPerIp, requireProject } from './plugins/request-context.js';
 import { TokenService } from './tokens/token.service.js';
@@ -81,6 +82,7 @@ export interface AppContext {
   verify: VerifyService;
   revocations: RevocationList;
   limiter: RateLimiter;
+  ipLimiter: IpLimiter;
   users: UsersRepository;
   sessions: SessionRepository;
   audit: AuditLog;
@@ -112,6 +114,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const users = new UsersRepository(db);
   const sessions = new SessionRepository(db);
   const limiter = new RateLimiter(db, now);
+  const ipLimiter = new IpLimiter(db, now);
   const revocations = new RevocationList(
     sessions,
     (config.accessTokenTtl + config.clockLeeway) * 1000,
@@ -253,6 +256,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     verify,
     revocations,
     limiter,
+    ipLimiter,
     users,
     sessions,
     audit,
@@ -271,7 +275,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
       project: requireProject(projects),
       bearer: requireBearer(verify, projects, users),
       integrator: requireIntegrator(projects),
-      ipLimit: (scope) => limitPerIp(limiter, scope, config.rateLimits.perIp),
+      ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
   };
 }
@@ -384,6 +388,7 @@ export async function buildApp(
   if (ctx.config.delivery.mode === 'dev') await app.register(devRoutes(ctx));
 
   ctx.revocations.start();
+  ctx.ipLimiter.start();
   ctx.webhooks.start();
   const clock = deps.now ?? Date.now;
   const housekeeping = setInterval(() => {
@@ -393,6 +398,7 @@ export async function buildApp(
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);
     ctx.revocations.stop();
+    await ctx.ipLimiter.stop().catch((err) => app.log.warn({ err }, 'per-IP counts not shared at shutdown'));
     await ctx.audit.drain();
     await ctx.webhooks.stop();
     await ctx.delivery.close();

@@ -4,7 +4,7 @@ import type { RateLimit } from '../config/index.js';
 import type { Project } from '../db/schema.js';
 import { forbidden, tooManyRequests } from '../errors.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { IpLimiter } from './ip-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,9 +35,9 @@ export function requireProject(projects: ProjectsService) {
 }
 
 /** preHandler counting requests per client IP and route family. */
-export function limitPerIp(limiter: RateLimiter, scope: string, rule: RateLimit) {
+export function limitPerIp(limiter: IpLimiter, scope: string, rule: RateLimit) {
   return async (request: FastifyRequest): Promise<void> => {
-    const result = await limiter.hit(`ip:${scope}`, request.ip, rule);
+    const result = limiter.hit(scope, request.ip, rule);
     if (!result.allowed)
       throw tooManyRequests('too many requests from this address; slow down', result.retryAfter);
   };

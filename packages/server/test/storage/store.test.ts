@@ -13,6 +13,7 @@ import { OtpRepository } from '../../src/modules/otp/otp.repository.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
 import { UsersRepository } from '../../src/modules/users/users.repository.js';
+import { IpLimiter } from '../../src/plugins/ip-limiter.js';
 import { RateLimiter } from '../../src/plugins/rate-limiter.js';
 import {
   createStorage,
@@ -124,6 +125,47 @@ eachDialect('atomic storage operations', (dialect) => {
     projectId = project.project_id;
   });
   afterEach(() => storage.cleanup());
+
+  test('per-IP limits: exact on one instance, shared between instances at each sync', async () => {
+    const rule = { limit: 60, window: 60 };
+    const [a, b] = [new IpLimiter(dbs[0]!, now), new IpLimiter(dbs[1]!, now)];
+    const hits = (limiter: IpLimiter, n: number, ip = '192.0.2.1') =>
+      Array.from({ length: n }, () => limiter.hit('otp', ip, rule));
+    // One instance alone: the 61st hit is refused, whatever the other instance has not shared yet.
+    const first = hits(a, 61);
+    assert.deepEqual(
+      first.map((r) => r.allowed),
+      [...Array(60).fill(true), false],
+    );
+    assert.equal(first[60]!.retryAfter, 60);
+    assert.ok(
+      hits(b, 40).every((r) => r.allowed),
+      'b has not heard of a yet',
+    );
+    await Promise.all([a.sync(), b.sync()]);
+    // After the sync each sees the total of both (61 + 40), in the shared row as well.
+    assert.equal(b.hit('otp', '192.0.2.1', rule).count, 102);
+    assert.equal(a.hit('otp', '192.0.2.1', rule).allowed, false);
+    const rows = await storage.db.kysely.selectFrom('rate_limits').selectAll().execute();
+    assert.equal(rows.length, 1);
+    assert.equal(Number(rows[0]!.count), 101);
+    // Other addresses and other endpoint families count apart.
+    assert.equal(a.hit('otp', '192.0.2.2', rule).count, 1);
+    assert.equal(a.hit('oauth', '192.0.2.1', rule).count, 1);
+    // A new window starts from one, on both instances and in the shared row.
+    nowMs += 60_000;
+    assert.equal(a.hit('otp', '192.0.2.1', rule).count, 1);
+    await a.sync();
+    assert.equal(b.hit('otp', '192.0.2.1', rule).count, 1);
+    await b.stop();
+    const [row] = await storage.db.kysely
+      .selectFrom('rate_limits')
+      .selectAll()
+      .where('reset_at', '>', nowMs)
+      .orderBy('count', 'desc')
+      .execute();
+    assert.equal(Number(row!.count), 2);
+  });
 
   test('the rate limiter counts 50 parallel hits exactly', async () => {
     const limiters = dbs.map((db) => new RateLimiter(db, now));

@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import type { RateLimit } from '../config/index.js';
+import { sha256 } from '../crypto/hash.js';
+import type { Db } from '../db/connect.js';
+import type { RateLimitResult } from './rate-limiter.js';
+
+interface Window {
+  resetAt: number;
+  /** The shared count at the last sync, this instance's hits included. */
+  base: number;
+  /** Hits on this instance since the last sync. */
+  pending: number;
+}
+
+/**
+ * Per-IP request limits: counted in memory, shared through the database.
+ *
+ * Every request of every endpoint family pays a per-IP check, and a database write per request
+ * cost more than the rest of a refresh grant's statements together. So each instance counts in
+ * memory and, every `syncMs`, adds what it counted to the shared fixed-window row (the same
+ * `rate_limits` table as the exact limits) and reads back the total of all instances. On one
+ * instance a limit is exact; across instances a burst can overshoot by what the others counted
+ * since their last sync (at most `syncMs` of their traffic). The limits that guard secrets — OTP
+ * guesses and codes per identifier, sign-ins per user — stay exact in the database (RateLimiter).
+ */
+export class IpLimiter {
+  #windows = new Map<string, Window>();
+  #timer: NodeJS.Timeout | undefined;
+  #syncing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+    private readonly syncMs = 1000,
+  ) {}
+
+  hit(scope: string, subject: string, rule: RateLimit): RateLimitResult {
+    const key = sha256(`ip:${scope}\0${subject}`);
+    const now = this.now();
+    let window = this.#windows.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { resetAt: now + rule.window * 1000, base: 0, pending: 0 };
+      this.#windows.set(key, window);
+    }
+    window.pending++;
+    const count = window.base + window.pending;
+    return {
+      allowed: count <= rule.limit,
+      count,
+      retryAfter: Math.max(1, Math.ceil((window.resetAt - now) / 1000)),
+    };
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      this.sync().catch(() => {});
+    }, this.syncMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.sync();
+  }
+
+  /** Adds the local counts to the shared rows and reads back the totals (one sync at a time). */
+  sync(): Promise<void> {
+    this.#syncing ??= this.#sync().finally(() => {
+      this.#syncing = undefined;
+    });
+    return this.#syncing;
+  }
+
+  async #sync(): Promise<void> {
+    const now = this.now();
+    for (const [key, window] of this.#windows) {
+      if (window.resetAt <= now) {
+        this.#windows.delete(key);
+        continue;
+      }
+      const added = window.pending;
+      if (added === 0) continue;
+      const windowMs = window.resetAt - now;
+      const row = await this.db.kysely
+        .insertInto('rate_limits')
+        .values({ key, count: added, reset_at: window.resetAt })
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet({
+            count: sql<number>`case when rate_limits.reset_at <= ${now} then ${added} else rate_limits.count + ${added} end`,
+            reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end`,
+          }),
+        )
+        .returning(['count', 'reset_at'])
+        .executeTakeFirstOrThrow();
+      // Hits counted while the write was under way stay pending for the next sync.
+      window.pending -= added;
+      window.base = Number(row.count);
+      window.resetAt = Number(row.reset_at);
+    }
+  }
+}
