@@ -256,21 +256,28 @@ eachDialect('atomic storage operations', (dialect) => {
     }
   });
 
-  test('users.findOrCreate under parallel calls creates one user', async () => {
+  test('users.signIn under parallel calls creates one user and records the sign-in', async () => {
     const repositories = dbs.map((db) => new UsersRepository(db));
     for (const identifier of ['ada@example.com', '+14155550100']) {
       const results = await spread(20, dbs, (_db, i) =>
-        repositories[i % repositories.length]!.findOrCreate({
+        repositories[i % repositories.length]!.signIn({
           id: randomUUID(),
           project_id: projectId,
           identifier,
           identifier_type: identifier.startsWith('+') ? 'phone' : 'email',
           client_user_id: null,
           created_at: nowMs,
-          last_sign_in_at: null,
+          last_sign_in_at: nowMs + i,
         }),
       );
       const ids = new Set(results.map((u) => u.id));
+      for (const u of results) assert.equal(u.created_at, nowMs);
+      const stored = await storage.db.kysely
+        .selectFrom('users')
+        .select('last_sign_in_at')
+        .where('identifier', '=', identifier)
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(stored.last_sign_in_at) >= nowMs && Number(stored.last_sign_in_at) < nowMs + 20);
       assert.equal(ids.size, 1);
       for (const u of results) assert.equal(u.identifier, identifier);
       const rows = await storage.db.kysely
@@ -283,6 +290,19 @@ eachDialect('atomic storage operations', (dialect) => {
         rows.map((r) => r.id),
         [...ids],
       );
+      // A later sign-in keeps the user and moves last_sign_in_at.
+      const later = await repositories[0]!.signIn({
+        id: randomUUID(),
+        project_id: projectId,
+        identifier,
+        identifier_type: identifier.startsWith('+') ? 'phone' : 'email',
+        client_user_id: null,
+        created_at: nowMs + 5000,
+        last_sign_in_at: nowMs + 5000,
+      });
+      assert.equal(later.id, [...ids][0]);
+      assert.equal(Number(later.created_at), nowMs);
+      assert.equal(Number(later.last_sign_in_at), nowMs + 5000);
     }
   });
 });

@@ -154,7 +154,7 @@ export class OtpService {
       throw badRequest('this code has already been used', ErrorCodes.challengeUsed);
     }
     await this.limiter.refund('otp-guess', subject);
-    const user = await this.users.findOrCreate({
+    const user = await this.users.signIn({
       id: randomUUID(),
       project_id: project.id,
       identifier: attempt.identifier,
@@ -163,7 +163,6 @@ export class OtpService {
       created_at: now,
       last_sign_in_at: now,
     });
-    await this.users.touchSignIn(user.id, now);
     await this.listener.signedIn?.(project, user);
     if (!getOAuthToken) return { user_id: user.id, auth_method: 'OTP' };
     return { oauth_token: await this.tokens.startSession(project, user, 'OTP') };

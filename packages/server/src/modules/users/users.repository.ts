@@ -17,16 +17,22 @@ export class UsersRepository {
       .executeTakeFirst();
   }
 
-  /** The user with this identifier, created on first sign-in (safe under concurrent first sign-ins). */
-  async findOrCreate(user: User): Promise<User> {
-    await this.db.kysely
+  /**
+   * Records a sign-in by identifier: creates the user on the first one, otherwise sets its
+   * `last_sign_in_at` (from `user`); returns the stored user. One statement, safe under concurrent
+   * first sign-ins (exactly one row is created).
+   */
+  signIn(user: User): Promise<User> {
+    return this.db.kysely
       .insertInto('users')
       .values(user)
-      .onConflict((oc) => oc.columns(['project_id', 'identifier']).doNothing())
-      .execute();
-    const found = await this.findByIdentifier(user.project_id, user.identifier);
-    if (!found) throw new Error('user vanished after upsert');
-    return found;
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'identifier'])
+          .doUpdateSet((eb) => ({ last_sign_in_at: eb.ref('excluded.last_sign_in_at') })),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   async touchSignIn(id: string, at: number): Promise<void> {
