@@ -2,6 +2,28 @@ import { sql } from 'kysely';
 import type { RateLimit } from '../config/index.js';
 import { sha256 } from '../crypto/hash.js';
 import type { Db } from '../db/connect.js';
+import { prepared } from '../db/prepared.js';
+
+const countHit = prepared((db, key: string, now: number, resetAt: number) =>
+  db
+    .insertInto('rate_limits')
+    .values({ key, count: 1, reset_at: resetAt })
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        count: sql<number>`case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end`,
+        reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${resetAt} else rate_limits.reset_at end`,
+      }),
+    )
+    .returning(['count', 'reset_at']),
+);
+
+const refundHit = prepared((db, key: string) =>
+  db
+    .updateTable('rate_limits')
+    .set({ count: sql<number>`count - 1` })
+    .where('key', '=', key)
+    .where('count', '>', 0),
+);
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -25,17 +47,8 @@ export class RateLimiter {
     const key = sha256(`${scope}\0${subject}`);
     const now = this.now();
     const resetAt = now + rule.window * 1000;
-    const row = await this.db.kysely
-      .insertInto('rate_limits')
-      .values({ key, count: 1, reset_at: resetAt })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          count: sql<number>`case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end`,
-          reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${resetAt} else rate_limits.reset_at end`,
-        }),
-      )
-      .returning(['count', 'reset_at'])
-      .executeTakeFirstOrThrow();
+    const [row] = (await countHit(this.db.kysely, key, now, resetAt)).rows;
+    if (!row) throw new Error('rate limit upsert returned no row');
     const count = Number(row.count);
     return {
       allowed: count <= rule.limit,
@@ -47,12 +60,7 @@ export class RateLimiter {
   /** Gives back one unit (e.g. a guess that turned out right, a message that was not sent). */
   async refund(scope: string, subject: string): Promise<void> {
     const key = sha256(`${scope}\0${subject}`);
-    await this.db.kysely
-      .updateTable('rate_limits')
-      .set({ count: sql<number>`count - 1` })
-      .where('key', '=', key)
-      .where('count', '>', 0)
-      .execute();
+    await refundHit(this.db.kysely, key);
   }
 
   /** Deletes windows that have ended. */

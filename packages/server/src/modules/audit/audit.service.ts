@@ -1,6 +1,7 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
+import { prepared } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 
 export interface AuditEvent {
@@ -12,6 +13,22 @@ export interface AuditEvent {
   data?: Record<string, string | number | boolean | null>;
   ip?: string | null;
 }
+
+const insertEvent = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    userId: string | null,
+    type: string,
+    data: string,
+    ip: string | null,
+    createdAt: number,
+  ) =>
+    db
+      .insertInto('audit_events')
+      .values({ id, project_id: projectId, user_id: userId, type, data, ip, created_at: createdAt }),
+);
 
 /** An audit event as recorded. */
 export type RecordedEvent = AuditEvent & { id: string; createdAt: number };
@@ -73,26 +90,28 @@ export class AuditLog {
 
   async #record(event: AuditEvent): Promise<void> {
     const recorded: RecordedEvent = { ...event, id: randomId('evt'), createdAt: this.now() };
-    const row = {
-      id: recorded.id,
-      project_id: event.projectId,
-      user_id: event.userId ?? null,
-      type: event.type,
-      data: JSON.stringify(event.data ?? {}),
-      ip: event.ip ?? null,
-      created_at: recorded.createdAt,
-    };
+    const insert = (db: Kysely<Database>) =>
+      insertEvent(
+        db,
+        recorded.id,
+        event.projectId,
+        event.userId ?? null,
+        event.type,
+        JSON.stringify(event.data ?? {}),
+        event.ip ?? null,
+        recorded.createdAt,
+      );
     try {
       const outbox = this.#outbox;
       const targets = outbox ? await outbox.targets(recorded) : [];
       if (outbox && targets.length > 0) {
         await this.db.kysely.transaction().execute(async (trx) => {
-          await trx.insertInto('audit_events').values(row).execute();
+          await insert(trx);
           await outbox.queue(trx, recorded, targets);
         });
         outbox.queued?.();
       } else {
-        await this.db.kysely.insertInto('audit_events').values(row).execute();
+        await insert(this.db.kysely);
       }
       for (const listener of this.#listeners) listener(recorded);
     } catch (error) {

@@ -1,5 +1,6 @@
 import { ErrorCodes, RESERVED_CLAIMS } from '@tessera/core';
 import type { Db } from '../../db/connect.js';
+import { prepared } from '../../db/prepared.js';
 import { badRequest, TesseraError } from '../../errors.js';
 import type { ClaimsSource } from '../../tokens/token.service.js';
 
@@ -62,6 +63,14 @@ export function validateClaims(claims: unknown): Record<string, unknown> {
 }
 
 /** The integrator's custom claims per user, merged into every access token issued afterwards. */
+const claimsOf = prepared((db, projectId: string, userId: string) =>
+  db
+    .selectFrom('user_claims')
+    .select('claims')
+    .where('user_id', '=', userId)
+    .where('project_id', '=', projectId),
+);
+
 export class ClaimsService implements ClaimsSource {
   constructor(
     private readonly db: Db,
@@ -69,12 +78,7 @@ export class ClaimsService implements ClaimsSource {
   ) {}
 
   async forUser(projectId: string, userId: string): Promise<Record<string, unknown>> {
-    const row = await this.db.kysely
-      .selectFrom('user_claims')
-      .select('claims')
-      .where('user_id', '=', userId)
-      .where('project_id', '=', projectId)
-      .executeTakeFirst();
+    const [row] = (await claimsOf(this.db.kysely, projectId, userId)).rows;
     return row ? (JSON.parse(row.claims) as Record<string, unknown>) : {};
   }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/connect.js';
+import { prepared } from '../../db/prepared.js';
 import type { OtpChallengeTable } from '../../db/schema.js';
 
 export interface ReservedAttempt {
@@ -9,6 +10,30 @@ export interface ReservedAttempt {
   max_attempts: number;
 }
 
+const findChallenge = prepared((db, projectId: string, id: string) =>
+  db.selectFrom('otp_challenges').selectAll().where('id', '=', id).where('project_id', '=', projectId),
+);
+
+const reserve = prepared((db, projectId: string, id: string, now: number) =>
+  db
+    .updateTable('otp_challenges')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .whereRef('attempts', '<', 'max_attempts')
+    .returning(['identifier', 'channel', 'code_hash', 'attempts', 'max_attempts']),
+);
+
+const consumeChallenge = prepared((db, id: string, now: number) =>
+  db
+    .updateTable('otp_challenges')
+    .set({ consumed_at: now })
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null),
+);
+
 export class OtpRepository {
   constructor(private readonly db: Db) {}
 
@@ -16,13 +41,8 @@ export class OtpRepository {
     await this.db.kysely.insertInto('otp_challenges').values(challenge).execute();
   }
 
-  find(projectId: string, id: string) {
-    return this.db.kysely
-      .selectFrom('otp_challenges')
-      .selectAll()
-      .where('id', '=', id)
-      .where('project_id', '=', projectId)
-      .executeTakeFirst();
+  async find(projectId: string, id: string) {
+    return (await findChallenge(this.db.kysely, projectId, id)).rows[0];
   }
 
   /**
@@ -30,28 +50,14 @@ export class OtpRepository {
    * guesses exactly `max_attempts` get a row back. Undefined when the challenge is unknown,
    * used up, expired or out of guesses.
    */
-  reserveAttempt(projectId: string, id: string, now: number): Promise<ReservedAttempt | undefined> {
-    return this.db.kysely
-      .updateTable('otp_challenges')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where('id', '=', id)
-      .where('project_id', '=', projectId)
-      .where('consumed_at', 'is', null)
-      .where('expires_at', '>', now)
-      .whereRef('attempts', '<', 'max_attempts')
-      .returning(['identifier', 'channel', 'code_hash', 'attempts', 'max_attempts'])
-      .executeTakeFirst();
+  async reserveAttempt(projectId: string, id: string, now: number): Promise<ReservedAttempt | undefined> {
+    return (await reserve(this.db.kysely, projectId, id, now)).rows[0];
   }
 
   /** Marks the challenge used; true for exactly one caller. */
   async consume(id: string, now: number): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('otp_challenges')
-      .set({ consumed_at: now })
-      .where('id', '=', id)
-      .where('consumed_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const result = await consumeChallenge(this.db.kysely, id, now);
+    return (result.numAffectedRows ?? 0n) > 0n;
   }
 
   async prune(before: number): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { prepared } from '../../db/prepared.js';
 import type { Database, NewSession, Session, User } from '../../db/schema.js';
 
 export interface RefreshTokenRow {
@@ -11,6 +12,65 @@ export interface RefreshTokenRow {
   successor_enc: string | null;
 }
 
+const refreshContext = prepared((db, tokenId: string) =>
+  db
+    .selectFrom('refresh_tokens as t')
+    .innerJoin('sessions as s', 's.id', 't.session_id')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .leftJoin('user_claims as c', (join) =>
+      join.onRef('c.user_id', '=', 'u.id').onRef('c.project_id', '=', 's.project_id'),
+    )
+    .select([
+      't.secret_hash',
+      't.expires_at as t_expires_at',
+      't.rotated_at',
+      't.successor_enc',
+      's.id as s_id',
+      's.project_id',
+      's.user_id',
+      's.auth_method',
+      's.auth_time',
+      's.device_id',
+      's.created_at as s_created_at',
+      's.expires_at as s_expires_at',
+      's.last_refreshed_at',
+      's.revoked_at',
+      's.revoked_reason',
+      'u.identifier',
+      'u.identifier_type',
+      'u.client_user_id',
+      'u.created_at as u_created_at',
+      'u.last_sign_in_at',
+      'c.claims',
+    ])
+    .where('t.id', '=', tokenId),
+);
+
+const markRotated = prepared((db, oldId: string, now: number, successorEnc: string) =>
+  db
+    .updateTable('refresh_tokens')
+    .set({ rotated_at: now, successor_enc: successorEnc })
+    .where('id', '=', oldId)
+    .where('rotated_at', 'is', null),
+);
+
+const insertRefreshToken = prepared(
+  (db, id: string, sessionId: string, secretHash: string, createdAt: number, expiresAt: number) =>
+    db.insertInto('refresh_tokens').values({
+      id,
+      session_id: sessionId,
+      secret_hash: secretHash,
+      created_at: createdAt,
+      expires_at: expiresAt,
+      rotated_at: null,
+      successor_enc: null,
+    }),
+);
+
+const touchSession = prepared((db, id: string, now: number) =>
+  db.updateTable('sessions').set({ last_refreshed_at: now }).where('id', '=', id),
+);
+
 export class SessionRepository {
   constructor(private readonly db: Db) {}
 
@@ -18,18 +78,14 @@ export class SessionRepository {
   async create(session: NewSession, token: { id: string; secret_hash: string }): Promise<void> {
     await this.db.kysely.transaction().execute(async (trx) => {
       await trx.insertInto('sessions').values(session).execute();
-      await trx
-        .insertInto('refresh_tokens')
-        .values({
-          id: token.id,
-          session_id: session.id,
-          secret_hash: token.secret_hash,
-          created_at: session.created_at,
-          expires_at: session.expires_at,
-          rotated_at: null,
-          successor_enc: null,
-        })
-        .execute();
+      await insertRefreshToken(
+        trx,
+        token.id,
+        session.id,
+        token.secret_hash,
+        session.created_at,
+        session.expires_at,
+      );
     });
   }
 
@@ -52,38 +108,7 @@ export class SessionRepository {
   async findForRefresh(
     tokenId: string,
   ): Promise<{ token: RefreshTokenRow; session: Session; user: User; claims: string | null } | undefined> {
-    const r = await this.db.kysely
-      .selectFrom('refresh_tokens as t')
-      .innerJoin('sessions as s', 's.id', 't.session_id')
-      .innerJoin('users as u', 'u.id', 's.user_id')
-      .leftJoin('user_claims as c', (join) =>
-        join.onRef('c.user_id', '=', 'u.id').onRef('c.project_id', '=', 's.project_id'),
-      )
-      .select([
-        't.secret_hash',
-        't.expires_at as t_expires_at',
-        't.rotated_at',
-        't.successor_enc',
-        's.id as s_id',
-        's.project_id',
-        's.user_id',
-        's.auth_method',
-        's.auth_time',
-        's.device_id',
-        's.created_at as s_created_at',
-        's.expires_at as s_expires_at',
-        's.last_refreshed_at',
-        's.revoked_at',
-        's.revoked_reason',
-        'u.identifier',
-        'u.identifier_type',
-        'u.client_user_id',
-        'u.created_at as u_created_at',
-        'u.last_sign_in_at',
-        'c.claims',
-      ])
-      .where('t.id', '=', tokenId)
-      .executeTakeFirst();
+    const [r] = (await refreshContext(this.db.kysely, tokenId)).rows;
     if (!r) return undefined;
     return {
       token: {
@@ -137,30 +162,17 @@ export class SessionRepository {
     now: number,
   ): Promise<boolean> {
     return this.db.kysely.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('refresh_tokens')
-        .set({ rotated_at: now, successor_enc: successor.successor_enc })
-        .where('id', '=', oldId)
-        .where('rotated_at', 'is', null)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) return false;
-      await trx
-        .insertInto('refresh_tokens')
-        .values({
-          id: successor.id,
-          session_id: successor.session_id,
-          secret_hash: successor.secret_hash,
-          created_at: now,
-          expires_at: successor.expires_at,
-          rotated_at: null,
-          successor_enc: null,
-        })
-        .execute();
-      await trx
-        .updateTable('sessions')
-        .set({ last_refreshed_at: now })
-        .where('id', '=', successor.session_id)
-        .execute();
+      const updated = await markRotated(trx, oldId, now, successor.successor_enc);
+      if (!updated.numAffectedRows) return false;
+      await insertRefreshToken(
+        trx,
+        successor.id,
+        successor.session_id,
+        successor.secret_hash,
+        now,
+        successor.expires_at,
+      );
+      await touchSession(trx, successor.session_id, now);
       return true;
     });
   }

@@ -1,5 +1,36 @@
 import type { Db } from '../../db/connect.js';
+import { prepared } from '../../db/prepared.js';
 import type { User } from '../../db/schema.js';
+
+const upsertOnSignIn = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    identifier: string,
+    identifierType: User['identifier_type'],
+    clientUserId: string | null,
+    createdAt: number,
+    lastSignInAt: number | null,
+  ) =>
+    db
+      .insertInto('users')
+      .values({
+        id,
+        project_id: projectId,
+        identifier,
+        identifier_type: identifierType,
+        client_user_id: clientUserId,
+        created_at: createdAt,
+        last_sign_in_at: lastSignInAt,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'identifier'])
+          .doUpdateSet((eb) => ({ last_sign_in_at: eb.ref('excluded.last_sign_in_at') })),
+      )
+      .returningAll(),
+);
 
 export class UsersRepository {
   constructor(private readonly db: Db) {}
@@ -22,17 +53,21 @@ export class UsersRepository {
    * `last_sign_in_at` (from `user`); returns the stored user. One statement, safe under concurrent
    * first sign-ins (exactly one row is created).
    */
-  signIn(user: User): Promise<User> {
-    return this.db.kysely
-      .insertInto('users')
-      .values(user)
-      .onConflict((oc) =>
-        oc
-          .columns(['project_id', 'identifier'])
-          .doUpdateSet((eb) => ({ last_sign_in_at: eb.ref('excluded.last_sign_in_at') })),
+  async signIn(user: User): Promise<User> {
+    const [row] = (
+      await upsertOnSignIn(
+        this.db.kysely,
+        user.id,
+        user.project_id,
+        user.identifier,
+        user.identifier_type,
+        user.client_user_id,
+        user.created_at,
+        user.last_sign_in_at,
       )
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    ).rows;
+    if (!row) throw new Error('user upsert returned no row');
+    return row;
   }
 
   async touchSignIn(id: string, at: number): Promise<void> {
