@@ -25,10 +25,29 @@ export interface SigningKey {
   status: SigningKeyRow['status'];
   publicJwk: PublicJwk;
   publicKey: KeyObject;
-  /** Loaded only for the key that signs. */
+  /** Loaded only for the keys that sign or may start signing: `active` and `next`. */
   privateKey?: KeyObject;
+  /** When a `next` key starts signing (null for the first key). */
+  activateAt: number | null;
   activatedAt: number | null;
   retireAt: number | null;
+}
+
+/**
+ * Since when a key has been due to sign at `now`, or undefined if it may not sign: an `active` key
+ * since it was due (or promoted, for the first key), a `next` key once its `activate_at` has
+ * passed. Of several keys the one due last signs (KeyStore.signingKey, advanceKeys), so a key
+ * published with a delay still takes over when its time comes after a later `--delay 0` rotation.
+ */
+export function signingDueAt(
+  status: SigningKeyRow['status'],
+  activateAt: number | null,
+  activatedAt: number | null,
+  now: number,
+): number | undefined {
+  if (status === 'active') return activateAt ?? activatedAt ?? Number.NEGATIVE_INFINITY;
+  if (status === 'next' && activateAt !== null && activateAt <= now) return activateAt;
+  return undefined;
 }
 
 /**
@@ -91,6 +110,7 @@ export class KeyStore {
       .selectAll()
       .where('status', '!=', 'retired')
       .orderBy('created_at', 'asc')
+      .orderBy('kid', 'asc')
       .execute();
     const keys = rows.map((row) => this.#fromRow(row));
     this.#keys = keys;
@@ -106,10 +126,11 @@ export class KeyStore {
       status: row.status,
       publicJwk,
       publicKey: createPublicKey({ key: publicJwk, format: 'jwk' }),
+      activateAt: row.activate_at,
       activatedAt: row.activated_at,
       retireAt: row.retire_at,
     };
-    if (row.status === 'active') {
+    if (row.status === 'active' || row.status === 'next') {
       const jwk = JSON.parse(open(this.encryptionKey, row.private_enc, row.kid)) as JsonWebKey;
       key.privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
     }
@@ -145,13 +166,27 @@ export class KeyStore {
     return kid;
   }
 
-  /** The key that signs new tokens: the newest active one. */
+  /**
+   * The key that signs new tokens, by this store's clock: of the `active` keys and the `next` keys
+   * whose `activate_at` has passed, the one that became due last. A `next` key is loaded (and
+   * published) from the first reload after its rotation, so every instance that has loaded it
+   * switches to it at `activate_at` by itself, without waiting for a housekeeping run to promote
+   * it in the database and for its own next reload to see that.
+   */
   signingKey(): SigningKey & { privateKey: KeyObject } {
-    for (let i = this.#keys.length - 1; i >= 0; i--) {
-      const key = this.#keys[i]!;
-      if (key.status === 'active' && key.privateKey) return key as SigningKey & { privateKey: KeyObject };
+    const now = this.now();
+    let best: SigningKey | undefined;
+    let bestDue = Number.NEGATIVE_INFINITY;
+    // Oldest first (ties by kid, as advanceKeys reads them), so of keys due at once the newest wins.
+    for (const key of this.#keys) {
+      const due = key.privateKey ? signingDueAt(key.status, key.activateAt, key.activatedAt, now) : undefined;
+      if (due !== undefined && due >= bestDue) {
+        best = key;
+        bestDue = due;
+      }
     }
-    throw new Error('no active signing key is loaded');
+    if (!best) throw new Error('no active signing key is loaded');
+    return best as SigningKey & { privateKey: KeyObject };
   }
 
   /** A published (non-retired) key by kid, for verification. */

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/connect.js';
-import type { KeyStore } from './key-store.js';
+import { type KeyStore, signingDueAt } from './key-store.js';
 
 /** A rotation is already under way: its key is published and not yet signing. */
 export class RotationPendingError extends Error {
@@ -30,36 +30,80 @@ export async function rotateKeys(
 }
 
 /**
- * Moves keys along their life: a due `next` key becomes `active` and the key it replaces becomes
- * `retiring`, published until the last token it signed has expired, then `retired`. Every step is
- * a conditional update, so any number of instances may run this at once.
+ * Every instance runs housekeeping this often (app.ts); each run advances the keys and then
+ * reloads the instance's key store.
+ */
+export const HOUSEKEEPING_INTERVAL_MS = 60_000;
+
+/**
+ * How long after a key is promoted in the database an instance may still sign with the key it
+ * replaced. An instance that has loaded the `next` key switches at its `activate_at` by itself
+ * (KeyStore.signingKey), before the promotion; one that had not loaded it yet (a delay shorter than
+ * a housekeeping interval), or that only switches when it sees the promotion, does so at its next
+ * reload: within one interval of the promotion, plus however long its housekeeping run takes to
+ * reach the reload. The second interval covers a slow run, or a run that failed before reloading.
+ */
+export const KEY_SWITCH_ALLOWANCE_MS = 2 * HOUSEKEEPING_INTERVAL_MS;
+
+/** The longest a token lives, verification leeway included, in ms. */
+export const tokenLifetimeMs = (config: Readonly<Config>): number =>
+  (Math.max(config.accessTokenTtl, config.idTokenTtl) + config.clockLeeway) * 1000;
+
+/**
+ * Moves keys along their life: of the `active` key and the `next` keys whose time has come, the one
+ * due last (the same choice as KeyStore.signingKey) becomes `active`; every other of them becomes
+ * `retiring`, published until the last token it can have signed has expired — until every instance
+ * has stopped signing with it (KEY_SWITCH_ALLOWANCE_MS after now) plus a token lifetime and the
+ * leeway — and then `retired`. Every step is a conditional update, so any number of instances may
+ * run this at once.
  */
 export async function advanceKeys(db: Db, config: Readonly<Config>, now = Date.now()): Promise<boolean> {
-  const lifetime = (Math.max(config.accessTokenTtl, config.idTokenTtl) + config.clockLeeway) * 1000;
+  const retireAt = now + KEY_SWITCH_ALLOWANCE_MS + tokenLifetimeMs(config);
   return db.kysely.transaction().execute(async (trx) => {
     let changed = false;
-    const due = await trx
+    const keys = await trx
       .selectFrom('signing_keys')
-      .select('kid')
-      .where('status', '=', 'next')
-      .where('activate_at', '<=', now)
-      .orderBy('activate_at', 'desc')
-      .executeTakeFirst();
-    if (due) {
-      const promoted = await trx
-        .updateTable('signing_keys')
-        .set({ status: 'active', activated_at: now })
-        .where('kid', '=', due.kid)
-        .where('status', '=', 'next')
-        .executeTakeFirst();
-      if (promoted.numUpdatedRows > 0n) {
-        changed = true;
-        await trx
+      .select(['kid', 'status', 'activate_at', 'activated_at'])
+      .where('status', 'in', ['active', 'next'])
+      .orderBy('created_at', 'asc')
+      .orderBy('kid', 'asc')
+      .execute();
+    let signing: (typeof keys)[number] | undefined;
+    let signingDue = Number.NEGATIVE_INFINITY;
+    for (const key of keys) {
+      const due = signingDueAt(key.status, key.activate_at, key.activated_at, now);
+      if (due !== undefined && due >= signingDue) {
+        signing = key;
+        signingDue = due;
+      }
+    }
+    if (signing) {
+      let active = signing.status === 'active';
+      if (!active) {
+        const promoted = await trx
           .updateTable('signing_keys')
-          .set({ status: 'retiring', retire_at: now + lifetime })
-          .where('status', '=', 'active')
-          .where('kid', '!=', due.kid)
-          .execute();
+          .set({ status: 'active', activated_at: now })
+          .where('kid', '=', signing.kid)
+          .where('status', '=', 'next')
+          .executeTakeFirst();
+        active = promoted.numUpdatedRows > 0n;
+        changed = active;
+      }
+      if (active) {
+        // The key it replaces, and any `next` key whose time came but that a later one overtook
+        // (instances may have signed with it meanwhile).
+        const replaced = await trx
+          .updateTable('signing_keys')
+          .set({ status: 'retiring', retire_at: retireAt })
+          .where('kid', '!=', signing.kid)
+          .where((eb) =>
+            eb.or([
+              eb('status', '=', 'active'),
+              eb.and([eb('status', '=', 'next'), eb('activate_at', '<=', now)]),
+            ]),
+          )
+          .executeTakeFirst();
+        if (replaced.numUpdatedRows > 0n) changed = true;
       }
     }
     const retired = await trx

@@ -5,6 +5,7 @@ import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
 import {
+  basicAuth,
   createStorage,
   type Dialect,
   eachDialect,
@@ -368,9 +369,23 @@ eachDialect('PIN', (dialect) => {
       );
     });
 
-    test('PIN not set → 400 pin_not_set at sign-in', async () => {
+    test('PIN not set → 400 pin_not_set at sign-in, audited as a failed PIN sign-in', async () => {
       const user = await userWithDevice(server);
       assertProblem(await pinSignIn(server, user, PIN), 400, 'pin_not_set');
+      const audit = await server.request(
+        'GET',
+        `/v1/audit?type=signin.failed&user_id=${encodeURIComponent(user.userId)}`,
+        { headers: { authorization: basicAuth(user.project) } },
+      );
+      assert.equal(audit.status, 200, audit.text);
+      assert.deepEqual(
+        audit.body.events.map((e: { type: string; user_id: string; data: unknown }) => [
+          e.type,
+          e.user_id,
+          e.data,
+        ]),
+        [['signin.failed', user.userId, { method: 'PIN', reason: 'pin_not_set' }]],
+      );
     });
 
     test('the PIN routes need a Bearer token', async () => {

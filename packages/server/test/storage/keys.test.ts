@@ -12,7 +12,13 @@ import {
 import { loadConfig } from '../../src/config/index.js';
 import { MasterKey, open } from '../../src/crypto/master-key.js';
 import { KeyStore } from '../../src/keys/key-store.js';
-import { advanceKeys, rotateKeys } from '../../src/keys/rotation.js';
+import {
+  advanceKeys,
+  HOUSEKEEPING_INTERVAL_MS,
+  KEY_SWITCH_ALLOWANCE_MS,
+  rotateKeys,
+  tokenLifetimeMs,
+} from '../../src/keys/rotation.js';
 import { signJwt } from '../../src/tokens/jwt.js';
 import { createStorage, eachDialect, startServer, type TestStorage } from '../helpers/harness.js';
 
@@ -126,7 +132,7 @@ eachDialect('signing keys in storage', (dialect) => {
     const store = new KeyStore(storage.db, encryptionKey(newMaster()), clock.now);
     await store.init();
     const issued: Issued[] = [];
-    const lifetime = (Math.max(config.accessTokenTtl, config.idTokenTtl) + config.clockLeeway) * 1000;
+    const lifetime = tokenLifetimeMs(config);
     const delay = config.keys.rotationDelay * 1000;
 
     for (let round = 0; round < 2; round++) {
@@ -157,15 +163,19 @@ eachDialect('signing keys in storage', (dialect) => {
       issued.push(lastOfOld);
       await checkAll(store, issued, clock.t);
 
-      // Activation: the next key signs, the old one is retiring and still published.
+      // At activate_at the store signs with the next key by itself, before any promotion or reload.
       clock.t += 1;
       const activatedAt = clock.t;
+      assert.equal(store.signingKey().kid, next);
+      assert.equal((await rows()).find((r) => r.kid === next)?.status, 'next');
+      // Promotion: the old key is retiring and still published, for the instances that switch
+      // only at their next reload and then for a token lifetime.
       assert.equal(await advanceKeys(storage.db, config, clock.t), true);
       await store.reload();
       assert.equal(store.signingKey().kid, next);
       const old = (await rows()).find((r) => r.kid === current)!;
       assert.equal(old.status, 'retiring');
-      assert.equal(Number(old.retire_at), activatedAt + lifetime);
+      assert.equal(Number(old.retire_at), activatedAt + KEY_SWITCH_ALLOWANCE_MS + lifetime);
       assert.ok(kidsOf(store).includes(current));
       const firstOfNew = sign(store, clock.t);
       assert.equal(firstOfNew.kid, next);
@@ -258,6 +268,162 @@ eachDialect('signing keys in storage', (dialect) => {
     const token = sign(b, clock.t);
     await verifyAt(jwksOf(a), token.token, clock.t);
   });
+
+  test('several pending keys: the one due last signs, in every store and in the database alike', async () => {
+    const clock = fakeClock();
+    const store = new KeyStore(storage.db, encryptionKey(newMaster()), clock.now);
+    await store.init();
+    const status = async () => new Map((await rows()).map((r) => [r.kid, r.status]));
+    const first = store.signingKey().kid;
+    // A key published with a delay, then an emergency rotation: the latter signs at once …
+    const delayed = await rotateKeys(store, config, 3600, clock.t);
+    clock.t += 1000;
+    const urgent = await rotateKeys(store, config, 0, clock.t);
+    assert.equal(store.signingKey().kid, urgent);
+    assert.deepEqual(
+      await status(),
+      new Map([
+        [first, 'retiring'],
+        [delayed, 'next'],
+        [urgent, 'active'],
+      ]),
+    );
+    // … and the delayed one still takes over when its time comes: first in the store by itself,
+    // then in the database.
+    clock.t += 3599_000;
+    assert.equal(store.signingKey().kid, delayed);
+    assert.equal(await advanceKeys(storage.db, config, clock.t), true);
+    await store.reload();
+    assert.equal(store.signingKey().kid, delayed);
+    assert.equal((await status()).get(urgent), 'retiring');
+
+    // Two instances rotating at once (automatic rotation): of the two keys due, the later one
+    // signs; the other retires with the key they replace instead of taking over afterwards.
+    clock.t += DAY;
+    const one = await rotateKeys(store, config, 600, clock.t);
+    const two = await rotateKeys(store, config, 600, clock.t + 1);
+    clock.t += 599_999;
+    assert.equal(store.signingKey().kid, delayed);
+    clock.t += 1;
+    assert.equal(store.signingKey().kid, one);
+    clock.t += 1;
+    assert.equal(store.signingKey().kid, two);
+    assert.equal(await advanceKeys(storage.db, config, clock.t), true);
+    await store.reload();
+    assert.equal(store.signingKey().kid, two);
+    const after = await status();
+    assert.equal(after.get(one), 'retiring');
+    assert.equal(after.get(delayed), 'retiring');
+    const retiring = (await rows()).filter((r) => r.status === 'retiring');
+    assert.deepEqual(retiring.map((r) => r.kid).sort(), [delayed, one].sort());
+    for (const r of retiring)
+      assert.equal(Number(r.retire_at), clock.t + KEY_SWITCH_ALLOWANCE_MS + tokenLifetimeMs(config));
+    assert.equal(await advanceKeys(storage.db, config, clock.t + 60_000), false);
+    await store.reload();
+    assert.equal(store.signingKey().kid, two);
+    assert.deepEqual(kidsOf(store).sort(), [delayed, one, two].sort());
+  });
+
+  // The tests above reload every key store at the same instant. Here two instances run their
+  // housekeeping (advance keys, then reload) once a minute as app.ts does, 25 s apart, and the
+  // rotation comes 5 s after the second one reloaded: it lags the rotation by 55 s.
+  for (const delaySeconds of [0, 100]) {
+    test(`instances reloading at different moments, rotation delay ${delaySeconds} s: every token verifies against every JWKS until it expires`, async () => {
+      const STEP = 5_000;
+      const clock = fakeClock();
+      const start = clock.t;
+      const master = newMaster();
+      const instances = [
+        { name: 'a', db: storage.db, offset: 0 },
+        { name: 'b', db: await storage.reopen(), offset: 25_000 },
+      ].map((i) => ({
+        ...i,
+        store: new KeyStore(i.db, encryptionKey(master), clock.now),
+        jwks: '',
+        /** Every kid this instance has published. */
+        seen: new Set<string>(),
+      }));
+      for (const i of instances) await i.store.init();
+      const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+      const old = a.store.signingKey().kid;
+      assert.equal(b.store.signingKey().kid, old);
+
+      const rotateAt = start + 10 * 60_000 + 30_000;
+      const activateAt = rotateAt + delaySeconds * 1000;
+      const signUntil = activateAt + 3 * HOUSEKEEPING_INTERVAL_MS;
+      const end =
+        activateAt +
+        HOUSEKEEPING_INTERVAL_MS +
+        KEY_SWITCH_ALLOWANCE_MS +
+        tokenLifetimeMs(config) +
+        3 * 60_000;
+      const issued: Array<Issued & { by: string; at: number }> = [];
+      let next = '';
+      let checks = 0;
+      for (let t = start; t <= end; t += STEP) {
+        clock.t = t;
+        for (const i of instances) {
+          if (t - start >= i.offset && (t - start - i.offset) % HOUSEKEEPING_INTERVAL_MS === 0) {
+            await advanceKeys(i.db, config, t);
+            await i.store.reload();
+          }
+        }
+        if (t === rotateAt) next = await rotateKeys(a.store, config, delaySeconds, t);
+        const changed = new Set<string>();
+        for (const i of instances) {
+          if (i.store.jwksJson() !== i.jwks) {
+            i.jwks = i.store.jwksJson();
+            changed.add(i.name);
+            for (const kid of kidsOf(i.store)) if (kid) i.seen.add(kid);
+          }
+        }
+        if (t === activateAt && delaySeconds > 0) {
+          // Both switch by their own clock: the database has not promoted the key yet, and neither
+          // instance has reloaded since activate_at.
+          assert.equal((await rows()).find((r) => r.kid === next)?.status, 'next');
+          for (const i of instances) assert.equal(i.store.signingKey().kid, next, i.name);
+        }
+        if (t <= signUntil) {
+          for (const i of instances) {
+            const token = sign(i.store, t);
+            if (delaySeconds * 1000 >= HOUSEKEEPING_INTERVAL_MS) {
+              // A delay of at least a housekeeping interval: every instance publishes a key before
+              // any instance signs with it.
+              for (const other of instances)
+                assert.ok(other.seen.has(token.kid), `${other.name} lacks ${token.kid}`);
+            }
+            issued.push({ ...token, by: i.name, at: t });
+          }
+        }
+        // An instance's JWKS changes only when it reloads: checking every living token at its
+        // first moment, its last one and after every change covers its whole life.
+        for (const i of instances) {
+          const jwks = JSON.parse(i.jwks) as JSONWebKeySet;
+          for (const item of issued) {
+            if (t >= item.exp || !i.seen.has(item.kid)) continue;
+            if (item.at === t || changed.has(i.name) || t + STEP >= item.exp) {
+              await verifyAt(jwks, item.token, t).catch((error: unknown) => {
+                throw new Error(
+                  `${i.name}'s JWKS refuses ${item.by}'s token of ${item.kid} signed at +${(item.at - start) / 1000} s, at +${(t - start) / 1000} s: ${error}`,
+                );
+              });
+              checks++;
+            }
+          }
+        }
+      }
+      // The old key signed after the rotation (b, until it reloaded, or until activate_at), the new
+      // one took over everywhere, and the old key is gone from every JWKS now.
+      const lastOld = issued.filter((i) => i.kid === old).at(-1)!;
+      assert.ok(lastOld.at > rotateAt);
+      if (delaySeconds === 0) assert.equal(lastOld.by, 'b');
+      else assert.equal(lastOld.at, activateAt - STEP);
+      assert.ok(issued.filter((i) => i.at === signUntil).every((i) => i.kid === next));
+      assert.equal((await rows()).find((r) => r.kid === old)?.status, 'retired');
+      for (const i of instances) assert.deepEqual(kidsOf(i.store), [next]);
+      assert.ok(checks > issued.length * instances.length, `only ${checks} checks`);
+    });
+  }
 });
 
 eachDialect('a server on an existing database', (dialect) => {

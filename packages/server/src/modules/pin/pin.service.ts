@@ -170,13 +170,13 @@ export class PinService {
     const attempt = await this.repository.reserveAttempt(user.id);
     if (!attempt) {
       const stored = await this.repository.find(user.id);
-      if (!stored) throw badRequest('no PIN is set for this user', ErrorCodes.pinNotSet);
       await this.audit.record({
         projectId: project.id,
         userId: user.id,
         type: 'signin.failed',
-        data: { method: 'PIN', reason: 'pin_locked' },
+        data: { method: 'PIN', reason: stored ? 'pin_locked' : 'pin_not_set' },
       });
+      if (!stored) throw badRequest('no PIN is set for this user', ErrorCodes.pinNotSet);
       throw new TesseraError(
         423,
         ErrorCodes.pinLocked,
