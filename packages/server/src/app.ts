@@ -13,7 +13,7 @@ import type { MasterKey } from './crypto/master-key.js';
 import { randomUUID } from './crypto/random.js';
 import type { Db } from './db/connect.js';
 import type { KeyStore } from './keys/key-store.js';
-import { advanceKeys, rotateKeys } from './keys/rotation.js';
+import { advanceKeys, HOUSEKEEPING_INTERVAL_MS, rotateKeys } from './keys/rotation.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import { biometricRoutes } from './modules/biometric/biometric.routes.js';
@@ -393,7 +393,7 @@ export async function buildApp(
   const clock = deps.now ?? Date.now;
   const housekeeping = setInterval(() => {
     runHousekeeping(ctx, clock()).catch((err) => app.log.warn({ err }, 'housekeeping failed'));
-  }, 60_000);
+  }, HOUSEKEEPING_INTERVAL_MS);
   housekeeping.unref();
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);

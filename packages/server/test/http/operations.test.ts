@@ -10,7 +10,7 @@ import {
   jwtVerify,
 } from 'jose';
 import { runHousekeeping } from '../../src/app.js';
-import { rotateKeys } from '../../src/keys/rotation.js';
+import { KEY_SWITCH_ALLOWANCE_MS, rotateKeys } from '../../src/keys/rotation.js';
 import {
   basicAuth,
   createStorage,
@@ -311,7 +311,7 @@ eachDialect('signing-key rotation', (dialect) => {
       await check(fresh(), c);
 
       // The old key retires once the last token it signed has expired (plus leeway).
-      const retireAt = t0 + 610_000 + (3600 + server.config.clockLeeway) * 1000;
+      const retireAt = t0 + 610_000 + KEY_SWITCH_ALLOWANCE_MS + (3600 + server.config.clockLeeway) * 1000;
       clock.t = retireAt - 1000;
       await runHousekeeping(server.ctx, clock.t);
       assert.deepEqual(await kidsPublished(), [kid1, kid2]);
