@@ -7,6 +7,7 @@ import {
   SelectQueryNode,
   SqliteDialect,
 } from 'kysely';
+import { Checkpointer } from './checkpointer.js';
 
 /**
  * Kysely's SQLite dialect with a driver made for better-sqlite3, whose calls are synchronous.
@@ -25,6 +26,8 @@ import {
  * batch commits. Taking the write lock up front (IMMEDIATE) makes another process's writer wait
  * for it (busy_timeout) instead of failing with SQLITE_BUSY halfway.
  *
+ * **The WAL is checkpointed on another thread** once the database keeps writing (`Checkpointer`).
+ *
  * **Statements are prepared once** per SQL text (Kysely's own driver prepares on every call,
  * which costs about as much as one of our point queries); the cache is bounded.
  */
@@ -42,6 +45,10 @@ export class FastSqliteDialect extends SqliteDialect {
 }
 
 const STATEMENT_CACHE_SIZE = 1000;
+/** Commits after which the WAL is checkpointed on another thread (short-lived processes never start it). */
+const CHECKPOINTER_AFTER_COMMITS = 200;
+/** The main connection's own automatic checkpoint once that thread runs: 10,000 pages, 40 MB. */
+const BACKSTOP_CHECKPOINT_PAGES = 10_000;
 const SAVEPOINT = 'kysely_trx';
 /** How long a write waits for another connection's write lock (SQLite's own busy_timeout is 0). */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -77,6 +84,8 @@ class GroupCommitDriver implements Driver {
   /** Statements answered when the batch commits. */
   #waiting: Waiter[] = [];
   #flushScheduled = false;
+  #commits = 0;
+  #checkpointer: Checkpointer | undefined;
   #opening: Promise<void> | undefined;
 
   constructor(database: SQLite.Database) {
@@ -121,6 +130,7 @@ class GroupCommitDriver implements Driver {
 
   async destroy(): Promise<void> {
     while (this.#owner || this.#open) await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.#checkpointer?.close();
     this.#database.close();
   }
 
@@ -220,6 +230,14 @@ class GroupCommitDriver implements Driver {
       return;
     }
     for (const w of waiting) w.resolve();
+    if (++this.#commits === CHECKPOINTER_AFTER_COMMITS) this.#startCheckpointer();
+  }
+
+  /** A database that keeps writing gets its WAL checkpointed on another thread (file databases). */
+  #startCheckpointer(): void {
+    if (this.#database.memory) return;
+    this.#checkpointer = new Checkpointer(this.#database.name);
+    this.#database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   }
 
   /** After a failed statement: if SQLite ended the whole transaction, the batch has failed. */
