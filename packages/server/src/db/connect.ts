@@ -37,14 +37,18 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     database.pragma('foreign_keys = ON');
     // The driver waits for another connection's write lock itself, without blocking the thread.
     database.pragma('busy_timeout = 0');
-    const kysely = new Kysely<Database>({ dialect: new FastSqliteDialect(database) });
+    const dialect = new FastSqliteDialect(database);
+    const kysely = new Kysely<Database>({ dialect });
     return {
       kysely,
       dialect: 'sqlite',
       ping: async () => {
         database.prepare('select 1').get();
       },
-      close: () => kysely.destroy(),
+      close: async () => {
+        await dialect.quiet();
+        await kysely.destroy();
+      },
     };
   }
   const schema = options.schema;

@@ -39,8 +39,25 @@ export class FastSqliteDialect extends SqliteDialect {
     this.#database = database;
   }
 
+  #driver: GroupCommitDriver | undefined;
+
   override createDriver(): Driver {
-    return new GroupCommitDriver(this.#database);
+    this.#driver = new GroupCommitDriver(this.#database);
+    return this.#driver;
+  }
+
+  /**
+   * Resolves once no statement has run for `quietMs` (or after `limitMs`): before closing, so that
+   * a request still finishing — its client gone, the server already closed — is not cut off
+   * between two statements.
+   */
+  async quiet(quietMs = 50, limitMs = 5000): Promise<void> {
+    const deadline = performance.now() + limitMs;
+    for (;;) {
+      const idleFor = performance.now() - (this.#driver?.lastActivity ?? 0);
+      if (idleFor >= quietMs || performance.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, quietMs - idleFor));
+    }
   }
 }
 
@@ -84,6 +101,8 @@ class GroupCommitDriver implements Driver {
   /** Statements answered when the batch commits. */
   #waiting: Waiter[] = [];
   #flushScheduled = false;
+  /** When a statement last started (performance.now()). */
+  lastActivity = 0;
   #commits = 0;
   #checkpointer: Checkpointer | undefined;
   #opening: Promise<void> | undefined;
@@ -135,6 +154,7 @@ class GroupCommitDriver implements Driver {
   }
 
   async execute<R>(handle: Handle, compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    this.lastActivity = performance.now();
     const statement = this.#prepare(compiledQuery.sql);
     const writes = !statement.readonly;
     for (let wait = this.#blocker(handle, writes); wait; wait = this.#blocker(handle, writes)) await wait;
