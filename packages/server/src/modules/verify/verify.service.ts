@@ -1,4 +1,5 @@
 import { ACCESS_TOKEN_TYP, type AccessTokenClaims, type VerifyReason, VerifyReasons } from '@tessera/core';
+import type { Project } from '../../db/schema.js';
 import type { KeyStore } from '../../keys/key-store.js';
 import { decodeJwt, verifyEs256 } from '../../tokens/jwt.js';
 import type { ProjectsService } from '../projects/projects.service.js';
@@ -73,11 +74,35 @@ export class VerifyService {
 
   /**
    * Verifies an access token. `audience` is the API key id the caller expects (the API_KEY_ID
-   * header of /verify); without it any project of this issuer is accepted.
+   * header of /verify); without it any project of this issuer is accepted. A token seen before is
+   * answered synchronously when the project and revocation caches are fresh (the hot path of
+   * /verify); anything else returns a promise.
    */
-  async verify(token: string, audience?: string): Promise<VerifyResult> {
+  verify(token: string, audience?: string): VerifyResult | Promise<VerifyResult> {
+    const cached = this.#verified.get(token);
+    if (cached && this.keys.get(cached.kid) && this.revocations.fresh()) {
+      const project = this.projects.cached(cached.claims.aud);
+      if (project !== null) return this.#check(token, cached.claims, audience, project);
+    }
+    return this.#verify(token, audience);
+  }
+
+  async #verify(token: string, audience: string | undefined): Promise<VerifyResult> {
     const claims = await this.authentic(token);
     if (typeof claims === 'string') return { success: false, reason: claims };
+    let project = this.projects.cached(claims.aud);
+    if (project === null) project = await this.projects.byApiKeyId(claims.aud);
+    if (!this.revocations.fresh()) await this.revocations.refresh();
+    return this.#check(token, claims, audience, project);
+  }
+
+  /** Expiry, audience, project and revocation: checked on every call, cached or not. */
+  #check(
+    token: string,
+    claims: AccessTokenClaims,
+    audience: string | undefined,
+    project: Project | undefined,
+  ): VerifyResult {
     const nowSeconds = this.now() / 1000;
     if (nowSeconds >= claims.exp + this.leewaySeconds) {
       this.#verified.delete(token);
@@ -87,10 +112,7 @@ export class VerifyService {
       return { success: false, reason: VerifyReasons.notYetValid };
     if (audience !== undefined && claims.aud !== audience)
       return { success: false, reason: VerifyReasons.wrongAudience };
-    let project = this.projects.cached(claims.aud);
-    if (project === null) project = await this.projects.byApiKeyId(claims.aud);
     if (!project) return { success: false, reason: VerifyReasons.unknownProject };
-    if (!this.revocations.fresh()) await this.revocations.refresh();
     if (this.revocations.has(claims.sid)) return { success: false, reason: VerifyReasons.revoked };
     return { success: true, claims };
   }
