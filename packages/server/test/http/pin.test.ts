@@ -15,38 +15,20 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import {
+  bearer,
+  type DevicePurpose,
+  signedText,
+  type TestDevice,
+  webCryptoDevice,
+} from '../helpers/sign-in-methods.js';
 import { SoftwareAuthenticator } from '../helpers/webauthn.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
-const { subtle } = globalThis.crypto;
 const PIN = '73915062';
 const OTHER_PIN = '480517';
 
 const nextEmail = () => uniqueEmail('pin');
-
-/** The bytes a device signs (written out, not imported: the format is a contract with apps). */
-const signedText = (purpose: string, apiKeyId: string, challengeId: string, nonce: string) =>
-  `tessera/v1/${purpose}\n${apiKeyId}\n${challengeId}\n${nonce}`;
-
-interface TestDevice {
-  jwk: JsonWebKey;
-  sign(text: string): Promise<string>;
-}
-
-async function webCryptoDevice(): Promise<TestDevice> {
-  const pair = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-  return {
-    jwk: await subtle.exportKey('jwk', pair.publicKey),
-    sign: async (text) =>
-      Buffer.from(
-        await subtle.sign(
-          { name: 'ECDSA', hash: 'SHA-256' },
-          pair.privateKey,
-          new TextEncoder().encode(text),
-        ),
-      ).toString('base64url'),
-  };
-}
 
 function assertProblem(response: TestResponse, status: number, code: string): void {
   assert.equal(response.status, status, response.text);
@@ -54,8 +36,6 @@ function assertProblem(response: TestResponse, status: number, code: string): vo
   assert.equal(response.body.code, code, response.text);
   assert.equal(response.body.status, status);
 }
-
-const bearer = (bundle: OAuthTokenBundle) => ({ authorization: `Bearer ${bundle.access_token}` });
 
 /** A signed-in user of `server` with a trusted device (and a PIN when one is given). */
 interface PinUser {
@@ -104,7 +84,7 @@ async function pinSignIn(
   server: TestServer,
   user: PinUser,
   pin: string,
-  options: { signer?: TestDevice; purpose?: string; getOAuthToken?: boolean } = {},
+  options: { signer?: TestDevice; purpose?: DevicePurpose; getOAuthToken?: boolean } = {},
 ): Promise<TestResponse> {
   const headers = { api_key_id: user.project.api_key_id };
   const started = await server.request('POST', '/v1/auth/pin/start', {
