@@ -2,16 +2,6 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../db/connect.js';
 import { type KeyStore, signingDueAt } from './key-store.js';
 
-/** A rotation is already under way: its key is published and not yet signing. */
-export class RotationPendingError extends Error {
-  override name = 'RotationPendingError';
-  constructor(readonly kid: string) {
-    super(
-      `key ${kid} is already published and waiting to sign; a second rotation would skip its cache delay`,
-    );
-  }
-}
-
 /**
  * Publishes a new key as `next`: it appears in the JWKS at once and starts signing after
  * `delaySeconds`, so caches of the JWKS hold it before any token it signed reaches them.
