@@ -43,8 +43,13 @@ export class Checkpointer {
       workerData: { path, intervalMs, module: createRequire(import.meta.url).resolve('better-sqlite3') },
     });
     this.#worker.unref();
-    // A worker that cannot start only costs speed (the backstop checkpoints); never crash for it.
-    this.#worker.on('error', () => {});
+    // A worker that fails only costs speed (the backstop checkpoints): say so, never crash for it.
+    this.#worker.on('error', (error) => {
+      process.emitWarning(
+        `the SQLite checkpoint thread stopped (${error.message}); the main connection checkpoints instead`,
+        'TesseraWarning',
+      );
+    });
     this.#worker.once('exit', () => {
       this.#exited = true;
     });
