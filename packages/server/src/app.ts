@@ -219,7 +219,20 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     masterKey.derive('pin-pepper'),
     now,
   );
-  const biometric = new BiometricService(new PasskeyRepository(db), users, challenges, tokens, audit, now);
+  // Per user, the same rules as OTP: starts per identifier, failed completes per user.
+  const biometric = new BiometricService(
+    new PasskeyRepository(db),
+    users,
+    challenges,
+    tokens,
+    audit,
+    {
+      limiter,
+      starts: config.rateLimits.otpStartPerIdentifier,
+      failures: config.rateLimits.otpGuessesPerIdentifier,
+    },
+    now,
+  );
   const otp = new OtpService(
     config,
     otpRepository,

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app.js';
-import type { PasskeySignInLimits } from './biometric.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const Credential = Type.Object(
@@ -13,12 +12,6 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const bearer = [ctx.hooks.ipLimit('passkeys'), ctx.hooks.bearer];
     const signIn = [ctx.hooks.ipLimit('passkey-signin'), ctx.hooks.project];
-    // Per user, the same rules as OTP: starts per identifier, failed completes per user.
-    const limits: PasskeySignInLimits = {
-      limiter: ctx.limiter,
-      starts: ctx.config.rateLimits.otpStartPerIdentifier,
-      failures: ctx.config.rateLimits.otpGuessesPerIdentifier,
-    };
 
     app.post('/v1/biometrics/register/start', { preHandler: bearer }, async (request) =>
       ctx.biometric.registrationOptions(request.auth),
@@ -63,8 +56,7 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: signIn,
       },
-      async (request) =>
-        ctx.biometric.authenticationOptions(request.project, request.body?.identifier, limits),
+      async (request) => ctx.biometric.authenticationOptions(request.project, request.body?.identifier),
     );
     app.post(
       '/v1/auth/biometric/complete',
@@ -78,7 +70,7 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: signIn,
       },
-      async (request) => ctx.biometric.signIn(request.project, request.body, limits),
+      async (request) => ctx.biometric.signIn(request.project, request.body),
     );
   };
 }

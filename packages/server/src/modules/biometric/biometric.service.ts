@@ -78,6 +78,7 @@ export class BiometricService {
     private readonly challenges: ChallengesService,
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
+    private readonly limits: PasskeySignInLimits,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -174,7 +175,8 @@ export class BiometricService {
    * answer with none, so the answer does not reveal whether the user exists). Identifier-first
    * starts are limited per identifier, known or not, so the limit reveals nothing either.
    */
-  async authenticationOptions(project: Project, identifier: string | undefined, limits: PasskeySignInLimits) {
+  async authenticationOptions(project: Project, identifier: string | undefined) {
+    const { limits } = this;
     const { rpID } = relyingParty(project);
     let userId: string | null = null;
     let allowCredentials: Array<{ id: string; transports: AuthenticatorTransportFuture[] }> = [];
@@ -224,8 +226,8 @@ export class BiometricService {
   async signIn(
     project: Project,
     input: { challenge_id: string; credential: unknown; getOAuthToken?: boolean },
-    limits: PasskeySignInLimits,
   ): Promise<SignInResult> {
+    const { limits } = this;
     const credential = input.credential as AuthenticationResponseJSON;
     const credentialId = typeof credential?.id === 'string' ? credential.id : '';
     let challenge: Challenge;
