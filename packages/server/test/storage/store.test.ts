@@ -108,6 +108,30 @@ eachDialect('migrations', (dialect) => {
       await storage.cleanup();
     }
   });
+
+  test('sessions are indexed for housekeeping by expiry, not by revocation', async () => {
+    const storage = await createStorage(dialect);
+    try {
+      const query =
+        dialect === 'sqlite'
+          ? sql<{
+              name: string;
+            }>`select name from sqlite_master where type = 'index' and tbl_name = 'sessions' and sql is not null`
+          : sql<{
+              name: string;
+            }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'sessions' and indexname <> 'sessions_pkey'`;
+      const names = (await query.execute(storage.db.kysely)).rows.map((r) => r.name).sort();
+      assert.deepEqual(names, ['sessions_expires', 'sessions_user']);
+      if (dialect === 'sqlite') {
+        const plan = await sql<{
+          detail: string;
+        }>`explain query plan delete from sessions where expires_at < ${1}`.execute(storage.db.kysely);
+        assert.match(plan.rows.map((r) => r.detail).join('\n'), /SEARCH sessions USING (COVERING )?INDEX sessions_expires/);
+      }
+    } finally {
+      await storage.cleanup();
+    }
+  });
 });
 
 eachDialect('atomic storage operations', (dialect) => {
