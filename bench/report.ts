@@ -302,7 +302,7 @@ const ANALYSIS = [
   '  core alone does not slow it), and the socket write (writev) 76 µs against 29 µs in (b).',
   '  Decoding and the verified-token cache add about 10 µs. Likely cause, not proven: at a third of',
   '  the rate the load generator sleeps between answers, and on loopback each write wakes it in the',
-  '  writer\'s own system call. The 0.9 target assumes the raw figure holds under load; here it does not.',
+  "  writer's own system call. The 0.9 target assumes the raw figure holds under load; here it does not.",
   '',
 ];
 

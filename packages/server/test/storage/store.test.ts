@@ -126,7 +126,10 @@ eachDialect('migrations', (dialect) => {
         const plan = await sql<{
           detail: string;
         }>`explain query plan delete from sessions where expires_at < ${1}`.execute(storage.db.kysely);
-        assert.match(plan.rows.map((r) => r.detail).join('\n'), /SEARCH sessions USING (COVERING )?INDEX sessions_expires/);
+        assert.match(
+          plan.rows.map((r) => r.detail).join('\n'),
+          /SEARCH sessions USING (COVERING )?INDEX sessions_expires/,
+        );
       }
     } finally {
       await storage.cleanup();
