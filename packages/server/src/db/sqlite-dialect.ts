@@ -68,7 +68,7 @@ const CHECKPOINTER_AFTER_COMMITS = 200;
 const BACKSTOP_CHECKPOINT_PAGES = 10_000;
 const SAVEPOINT = 'kysely_trx';
 /** How long a write waits for another connection's write lock (SQLite's own busy_timeout is 0). */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 interface Waiter {
   resolve(): void;
@@ -245,7 +245,12 @@ class GroupCommitDriver implements Driver {
     try {
       this.#run('commit');
     } catch (error) {
-      if (this.#database.inTransaction) this.#run('rollback');
+      // Runs in a setImmediate callback: nothing may escape, or the process would crash.
+      try {
+        if (this.#database.inTransaction) this.#run('rollback');
+      } catch {
+        // The connection is broken; every waiter gets the commit's error.
+      }
       for (const w of waiting) w.reject(error);
       return;
     }

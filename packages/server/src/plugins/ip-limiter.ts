@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { RateLimit } from '../config/index.js';
 import { sha256 } from '../crypto/hash.js';
 import type { Db } from '../db/connect.js';
-import type { RateLimitResult } from './rate-limiter.js';
+import { addHits, type RateLimitResult } from './rate-limiter.js';
 
 interface Window {
   resetAt: number;
@@ -80,18 +79,8 @@ export class IpLimiter {
       }
       const added = window.pending;
       if (added === 0) continue;
-      const windowMs = window.resetAt - now;
-      const row = await this.db.kysely
-        .insertInto('rate_limits')
-        .values({ key, count: added, reset_at: window.resetAt })
-        .onConflict((oc) =>
-          oc.column('key').doUpdateSet({
-            count: sql<number>`case when rate_limits.reset_at <= ${now} then ${added} else rate_limits.count + ${added} end`,
-            reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end`,
-          }),
-        )
-        .returning(['count', 'reset_at'])
-        .executeTakeFirstOrThrow();
+      const [row] = (await addHits(this.db.kysely, key, added, now, window.resetAt)).rows;
+      if (!row) throw new Error('rate limit upsert returned no row');
       // Hits counted while the write was under way stay pending for the next sync.
       window.pending -= added;
       window.base = Number(row.count);

@@ -4,13 +4,18 @@ import { sha256 } from '../crypto/hash.js';
 import type { Db } from '../db/connect.js';
 import { prepared } from '../db/prepared.js';
 
-const countHit = prepared((db, key: string, now: number, resetAt: number) =>
+/**
+ * Adds `hits` to a fixed window and returns its count and end, in one atomic upsert: a window that
+ * has ended starts again from `hits` and ends at `resetAt`. Shared by the exact limits (one hit a
+ * call) and the per-IP limits (what an instance counted since its last sync).
+ */
+export const addHits = prepared((db, key: string, hits: number, now: number, resetAt: number) =>
   db
     .insertInto('rate_limits')
-    .values({ key, count: 1, reset_at: resetAt })
+    .values({ key, count: hits, reset_at: resetAt })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        count: sql<number>`case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end`,
+        count: sql<number>`case when rate_limits.reset_at <= ${now} then ${hits} else rate_limits.count + ${hits} end`,
         reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${resetAt} else rate_limits.reset_at end`,
       }),
     )
@@ -47,7 +52,7 @@ export class RateLimiter {
     const key = sha256(`${scope}\0${subject}`);
     const now = this.now();
     const resetAt = now + rule.window * 1000;
-    const [row] = (await countHit(this.db.kysely, key, now, resetAt)).rows;
+    const [row] = (await addHits(this.db.kysely, key, 1, now, resetAt)).rows;
     if (!row) throw new Error('rate limit upsert returned no row');
     const count = Number(row.count);
     return {
