@@ -140,11 +140,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     now,
   );
   webhooks.onDelivery((outcome) => metrics.webhookDeliveries.inc({ outcome }));
-  audit.setOutbox({
-    targets: (event) => webhooks.targets(event),
-    queue: (trx, event, targets) => webhooks.queue(trx, event, targets),
-    queued: () => webhooks.kick(),
-  });
+  audit.setOutbox(webhooks);
   audit.subscribe((event) => {
     if (event.type === 'signin.succeeded' || event.type === 'signin.failed') {
       metrics.signIns.inc({

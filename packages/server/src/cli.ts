@@ -28,10 +28,7 @@ function auditLog(runtime: Runtime, cfg: Readonly<Config>): { log: AuditLog; set
     console.error('tessera: warning: an audit event (and its webhook deliveries) was not recorded'),
   );
   // No worker here: the servers' workers send what is queued.
-  log.setOutbox({
-    targets: (event) => webhooks.targets(event),
-    queue: (trx, event, targets) => webhooks.queue(trx, event, targets),
-  });
+  log.setOutbox(webhooks);
   return { log, settled: () => log.drain() };
 }
 

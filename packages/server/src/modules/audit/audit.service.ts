@@ -51,8 +51,8 @@ export interface AuditOutbox<T> {
  */
 export class AuditLog {
   #listeners: Array<(event: RecordedEvent) => void> = [];
-  // biome-ignore lint/suspicious/noExplicitAny: the outbox's target type is its own business
-  #outbox: AuditOutbox<any> | undefined;
+  // The target type is the outbox's own business: it gets back what its `targets` returned.
+  #outbox: AuditOutbox<unknown> | undefined;
   #inFlight = new Set<Promise<void>>();
 
   constructor(

@@ -8,7 +8,7 @@ import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
 import type { Database, Project, WebhookDelivery, WebhookEndpoint } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
-import type { RecordedEvent } from '../audit/audit.service.js';
+import type { AuditOutbox, RecordedEvent } from '../audit/audit.service.js';
 import { signWebhook } from './signature.js';
 
 /** Event types an endpoint may subscribe to (`*` for all). */
@@ -110,7 +110,7 @@ function deliveryView(d: WebhookDelivery) {
  * worker that claims each with a conditional update, so several instances share the queue and
  * a restart loses nothing. Signed per Standard Webhooks.
  */
-export class WebhooksService {
+export class WebhooksService implements AuditOutbox<string> {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #listeners: Array<(outcome: 'delivered' | 'retry' | 'failed') => void> = [];
@@ -257,6 +257,11 @@ export class WebhooksService {
         })),
       )
       .execute();
+  }
+
+  /** Deliveries were committed: a running worker sends them now (a CLI process has none). */
+  queued(): void {
+    if (this.#timer) this.kick();
   }
 
   /** Polls the queue every second until stop(). */
