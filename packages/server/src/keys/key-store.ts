@@ -50,6 +50,20 @@ export function signingDueAt(
   return undefined;
 }
 
+/** Of the keys due to sign (`dueAt` defined), the one due last; oldest first, so of keys due at once the last listed. */
+export function dueLast<K>(keys: readonly K[], dueAt: (key: K) => number | undefined): K | undefined {
+  let best: K | undefined;
+  let bestDue = Number.NEGATIVE_INFINITY;
+  for (const key of keys) {
+    const due = dueAt(key);
+    if (due !== undefined && due >= bestDue) {
+      best = key;
+      bestDue = due;
+    }
+  }
+  return best;
+}
+
 /**
  * The issuer's ES256 keys. Private keys are stored sealed with AES-256-GCM under a key derived
  * from the master key, bound to their kid. Every instance reads the same rows, so several
@@ -175,16 +189,10 @@ export class KeyStore {
    */
   signingKey(): SigningKey & { privateKey: KeyObject } {
     const now = this.now();
-    let best: SigningKey | undefined;
-    let bestDue = Number.NEGATIVE_INFINITY;
     // Oldest first (ties by kid, as advanceKeys reads them), so of keys due at once the newest wins.
-    for (const key of this.#keys) {
-      const due = key.privateKey ? signingDueAt(key.status, key.activateAt, key.activatedAt, now) : undefined;
-      if (due !== undefined && due >= bestDue) {
-        best = key;
-        bestDue = due;
-      }
-    }
+    const best = dueLast(this.#keys, (key) =>
+      key.privateKey ? signingDueAt(key.status, key.activateAt, key.activatedAt, now) : undefined,
+    );
     if (!best) throw new Error('no active signing key is loaded');
     return best as SigningKey & { privateKey: KeyObject };
   }

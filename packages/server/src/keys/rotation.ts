@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/connect.js';
-import { type KeyStore, signingDueAt } from './key-store.js';
+import { dueLast, type KeyStore, signingDueAt } from './key-store.js';
 
 /**
  * Publishes a new key as `next`: it appears in the JWKS at once and starts signing after
@@ -58,15 +58,7 @@ export async function advanceKeys(db: Db, config: Readonly<Config>, now = Date.n
       .orderBy('created_at', 'asc')
       .orderBy('kid', 'asc')
       .execute();
-    let signing: (typeof keys)[number] | undefined;
-    let signingDue = Number.NEGATIVE_INFINITY;
-    for (const key of keys) {
-      const due = signingDueAt(key.status, key.activate_at, key.activated_at, now);
-      if (due !== undefined && due >= signingDue) {
-        signing = key;
-        signingDue = due;
-      }
-    }
+    const signing = dueLast(keys, (key) => signingDueAt(key.status, key.activate_at, key.activated_at, now));
     if (signing) {
       let active = signing.status === 'active';
       if (!active) {
