@@ -176,16 +176,15 @@ export class BiometricService {
    * starts are limited per identifier, known or not, so the limit reveals nothing either.
    */
   async authenticationOptions(project: Project, identifier: string | undefined) {
-    const { limits } = this;
     const { rpID } = relyingParty(project);
     let userId: string | null = null;
     let allowCredentials: Array<{ id: string; transports: AuthenticatorTransportFuture[] }> = [];
     if (identifier !== undefined) {
       const normalised = normaliseIdentifier(identifier).value;
-      const limit = await limits.limiter.hit(
+      const limit = await this.limits.limiter.hit(
         'passkey-signin-start',
         `${project.id}\0${normalised}`,
-        limits.starts,
+        this.limits.starts,
       );
       const user = await this.users.findByIdentifier(project.id, normalised);
       if (!limit.allowed) {
@@ -227,7 +226,6 @@ export class BiometricService {
     project: Project,
     input: { challenge_id: string; credential: unknown; getOAuthToken?: boolean },
   ): Promise<SignInResult> {
-    const { limits } = this;
     const credential = input.credential as AuthenticationResponseJSON;
     const credentialId = typeof credential?.id === 'string' ? credential.id : '';
     let challenge: Challenge;
@@ -256,7 +254,7 @@ export class BiometricService {
     // unit and a success gives it back, so parallel attempts cannot slip past the limit.
     const failures = userId ? `${project.id}\0${userId}` : undefined;
     if (failures) {
-      const budget = await limits.limiter.hit('passkey-signin-failure', failures, limits.failures);
+      const budget = await this.limits.limiter.hit('passkey-signin-failure', failures, this.limits.failures);
       if (!budget.allowed) {
         throw await fail(
           ErrorCodes.tooManyAttempts,
@@ -321,7 +319,7 @@ export class BiometricService {
         'unknown_user',
         failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
-    if (failures) await limits.limiter.refund('passkey-signin-failure', failures);
+    if (failures) await this.limits.limiter.refund('passkey-signin-failure', failures);
     await this.users.touchSignIn(user.id, this.now());
     await this.audit.record({
       projectId: project.id,

@@ -36,7 +36,7 @@ export class VerifyService {
   /**
    * The cached tokens in insertion order, as a ring: the oldest is evicted by key. (Evicting with
    * `map.keys().next()` walks over every entry deleted since the map last compacted: measured at
-   * 36 µs per eviction with 50,000 entries, the larger part of a /verify cache miss.)
+   * 36 µs per eviction with 50,000 entries, paid by every cache miss once the cache is full.)
    */
   #order: Array<string | undefined> = new Array(CACHE_SIZE);
   #slot = 0;
