@@ -18,6 +18,8 @@ import {
 import {
   bearer,
   type DevicePurpose,
+  otpUser,
+  registerDevice,
   signedText,
   type TestDevice,
   webCryptoDevice,
@@ -48,35 +50,13 @@ interface PinUser {
 }
 
 async function userWithDevice(server: TestServer, pin?: string): Promise<PinUser> {
-  const email = nextEmail();
-  const bundle = await server.signIn(email);
-  const device = await webCryptoDevice();
-  const started = await server.request('POST', '/v1/devices/register/start', { headers: bearer(bundle) });
-  assert.equal(started.status, 200, started.text);
-  const { challenge_id, nonce } = started.body;
-  const registered = await server.request('POST', '/v1/devices', {
-    body: {
-      challenge_id,
-      public_key: device.jwk,
-      signature: await device.sign(
-        signedText('device-register', server.project.api_key_id, challenge_id, nonce),
-      ),
-    },
-    headers: bearer(bundle),
-  });
-  assert.equal(registered.status, 201, registered.text);
+  const user = await otpUser(server, nextEmail());
+  const { deviceId, device } = await registerDevice(server, user);
   if (pin !== undefined) {
-    const set = await server.request('PUT', '/v1/pin', { body: { pin }, headers: bearer(bundle) });
+    const set = await server.request('PUT', '/v1/pin', { body: { pin }, headers: bearer(user.bundle) });
     assert.equal(set.status, 200, set.text);
   }
-  return {
-    email,
-    userId: decodeJwt(bundle.access_token).sub as string,
-    bundle,
-    device,
-    deviceId: registered.body.device_id,
-    project: server.project,
-  };
+  return { ...user, device, deviceId };
 }
 
 /** A whole PIN sign-in (start, device signature, complete) against `server`. */

@@ -10,17 +10,10 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import { BUNDLE_MEMBERS } from '../helpers/token-format.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 const DAY = 86_400_000;
-const BUNDLE_MEMBERS = [
-  'access_token',
-  'auth_method',
-  'expires_in',
-  'id_token',
-  'refresh_token',
-  'token_type',
-];
 
 const nextEmail = () => uniqueEmail('refresh');
 
