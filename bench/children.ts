@@ -7,6 +7,8 @@ export interface Child {
   ready: ReadyMessage;
   /** The child's CPU time so far (user + system), microseconds. */
   cpuMicros(): Promise<number>;
+  /** CPU time so far, and the statements it sent to PostgreSQL (when it counts them). */
+  usage(): Promise<{ micros: number; statements?: number | undefined }>;
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -51,26 +53,28 @@ export function startChild(
   };
 
   let queries = 0;
-  const pending = new Map<number, (micros: number) => void>();
+  const pending = new Map<number, (answer: { micros: number; statements?: number | undefined }) => void>();
   child.on('message', (message) => {
     if (!isCpuMessage(message)) return;
-    pending.get(message.id)?.(message.micros);
+    pending.get(message.id)?.({ micros: message.micros, statements: message.statements });
     pending.delete(message.id);
   });
-  const cpuMicros = () =>
-    new Promise<number>((resolve, reject) => {
+  const usage = () =>
+    new Promise<{ micros: number; statements?: number | undefined }>((resolve, reject) => {
       const id = ++queries;
       const timer = setTimeout(() => {
         pending.delete(id);
         reject(new Error(`${name} did not report its CPU time`));
       }, 5000);
-      pending.set(id, (micros) => {
+      pending.set(id, (answer) => {
         clearTimeout(timer);
-        resolve(micros);
+        resolve(answer);
       });
       const query: CpuQuery = { type: 'cpu?', id };
       child.send(query);
     });
+
+  const cpuMicros = async () => (await usage()).micros;
 
   return new Promise<Child>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -88,7 +92,7 @@ export function startChild(
     child.on('message', (message) => {
       if (!isReadyMessage(message)) return;
       clearTimeout(timer);
-      resolve({ name, process: child, ready: message, cpuMicros, stop });
+      resolve({ name, process: child, ready: message, cpuMicros, usage, stop });
     });
   });
 }

@@ -33,15 +33,22 @@ export interface CpuMessage {
   id: number;
   /** User + system CPU time of the child process, microseconds. */
   micros: number;
+  /** Statements sent to PostgreSQL so far, when the child counts them (`countStatements`). */
+  statements?: number;
 }
 
-/** In a child: answer the parent's CPU queries. */
-export function answerCpuQueries(): void {
+/** In a child: answer the parent's CPU queries (with the statement count, when given one). */
+export function answerCpuQueries(statements?: () => number): void {
   process.on('message', (message: unknown) => {
     const query = message as Partial<CpuQuery> | undefined;
     if (query?.type !== 'cpu?' || typeof query.id !== 'number') return;
     const usage = process.cpuUsage();
-    const answer: CpuMessage = { type: 'cpu', id: query.id, micros: usage.user + usage.system };
+    const answer: CpuMessage = {
+      type: 'cpu',
+      id: query.id,
+      micros: usage.user + usage.system,
+      ...(statements ? { statements: statements() } : {}),
+    };
     process.send?.(answer);
   });
 }

@@ -103,6 +103,9 @@ async function main(): Promise<void> {
           TESSERA_RATE_LIMIT_OTP_START: '1000000000/60',
           TESSERA_RATE_LIMIT_OTP_GUESSES: '1000000000/60',
           TESSERA_OTP_RESEND_INTERVAL: '0',
+          // The OTP phase signs in far more new users than a project's e-mail budget allows.
+          TESSERA_EMAIL_BUDGET_HOURLY: '0',
+          TESSERA_EMAIL_BUDGET_DAILY: '0',
         },
         settings.serverNodeArgs,
       ).then(track),

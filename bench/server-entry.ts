@@ -1,5 +1,7 @@
-// Child process: a real Tessera server (buildApp + openRuntime, SQLite from TESSERA_DATABASE_URL)
-// whose OTP delivery hands codes back to the benchmark in a response header instead of sending them.
+// Child process: a real Tessera server (buildApp + openRuntime, on TESSERA_DATABASE_URL) whose OTP
+// delivery hands codes back to the benchmark in a response header instead of sending them. With
+// BENCH_COUNT_STATEMENTS=1 it counts the statements it sends to PostgreSQL (one round trip each).
+import pg from 'pg';
 import { buildApp } from '../packages/server/src/app.js';
 import { loadConfig } from '../packages/server/src/config/index.js';
 import { openRuntime } from '../packages/server/src/main.js';
@@ -15,6 +17,8 @@ class BenchDelivery implements Delivery {
     this.#codes.set(message.to, message.code);
   }
 
+  async notify(): Promise<void> {}
+
   take(to: string): string | undefined {
     const code = this.#codes.get(to);
     this.#codes.delete(to);
@@ -26,6 +30,18 @@ class BenchDelivery implements Delivery {
   }
 }
 
+/** Every `query` of a node-postgres client: one round trip to PostgreSQL (BEGIN and COMMIT included). */
+function countStatements(): () => number {
+  let sent = 0;
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    sent++;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  return () => sent;
+}
+
+const statements = process.env.BENCH_COUNT_STATEMENTS === '1' ? countStatements() : undefined;
 const config = loadConfig(process.env);
 const runtime = await openRuntime(config);
 const delivery = new BenchDelivery();
@@ -62,6 +78,6 @@ process.once('SIGINT', () => void shutdown());
 // The parent went away (even if it was killed): do not outlive it.
 process.once('disconnect', () => void shutdown());
 
-answerCpuQueries();
+answerCpuQueries(statements);
 const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
 process.send?.(ready);

@@ -114,6 +114,8 @@ describe('demo app in headless Chromium', {
         // No grace window for a refresh token presented twice: a double renewal would revoke the
         // session, so the tabs must really renew one at a time (the SDK does not rely on grace).
         TESSERA_REFRESH_GRACE: '0',
+        // The passkey step signs the same user in by OTP again, seconds after the first code.
+        TESSERA_OTP_RESEND_INTERVAL: '0',
         TESSERA_DEMO_API_URL: `http://127.0.0.1:${apiPort}`,
       },
     });
@@ -216,6 +218,18 @@ describe('demo app in headless Chromium', {
   });
 
   test('passkey registration and sign-in with the virtual authenticator (user verification on)', async () => {
+    // Signed in by PIN: adding a passkey needs a recent OTP or passkey sign-in, and the page says so.
+    await page.getByTestId('register-passkey').click();
+    await statusHas(page, /sign in again with a one-time code or a passkey/);
+    await shot(page, 'passkey-needs-recent-sign-in');
+    await page.getByTestId('sign-out').click();
+    await signedOut(page);
+    await page.getByTestId('identifier').fill('browser@example.com');
+    await page.getByTestId('send-code').click();
+    await statusHas(page, 'Code sent');
+    await page.getByTestId('code').fill(server.lastCode('browser@example.com'));
+    await page.getByTestId('sign-in-code').click();
+    await signedIn(page);
     await page.getByTestId('register-passkey').click();
     await statusHas(page, 'Passkey added');
     await shot(page, 'passkey-registered');

@@ -55,11 +55,15 @@ export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const ID_TOKEN_TYP = 'JWT';
 
 /**
- * Every claim name the service sets itself, plus registered JWT and OpenID Connect names.
- * Custom claims may not use any of them.
+ * Claim names custom claims may not use: only those whose meaning a custom value would break —
+ * the specification's claims, the JWT registered claims, the members of an RFC 9068 access
+ * token and of the RFC 7662 introspection answer, the OpenID Connect claims Tessera emits or that
+ * bind an ID token, and claims a resource server acts on (proof of possession, delegation,
+ * security events). Authorization data such as `roles`, `groups`, `permissions` or
+ * `entitlements` (RFC 9068 §2.2.3.1) is the integrator's to set.
  */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
-  // the specification's claims
+  // the specification's claims (access and ID token)
   'sub',
   'client_user_id',
   'authentication_method',
@@ -73,47 +77,30 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'iss',
   'sid',
   'auth_time',
-  // RFC 7519 and RFC 9068
+  // RFC 7519 registered claims not listed above
   'nbf',
+  // RFC 9068 access tokens: client and authentication information
   'client_id',
-  'cnf',
-  'act',
-  'may_act',
-  'roles',
-  'groups',
-  'entitlements',
-  // OpenID Connect core
-  'nonce',
   'acr',
   'amr',
+  // RFC 7662 introspection answer members not listed above
+  'active',
+  'token_type',
+  'username',
+  // OpenID Connect: ID token binding, and the identity userinfo asserts (verified by Tessera)
+  'nonce',
   'azp',
   'at_hash',
   'c_hash',
   's_hash',
   'sub_jwk',
-  'auth_method',
-  'typ',
-  'alg',
-  'kid',
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'preferred_username',
-  'profile',
-  'picture',
-  'website',
   'email',
   'email_verified',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
   'phone_number',
   'phone_number_verified',
-  'address',
-  'updated_at',
+  // acted on by resource servers: RFC 7800 proof of possession, RFC 8693 delegation, RFC 8417 events
+  'cnf',
+  'act',
+  'may_act',
   'events',
-  'txn',
 ]);

@@ -16,6 +16,8 @@ export const VerifyReasons = {
   // malformed requests (answered with 4xx)
   malformedRequest: 'Request body must be JSON with an oauth_token object holding a string access_token',
   tooLarge: 'Request body is too large',
+  /** Answered with a 5xx (an unexpected failure, or the server shutting down): retry. */
+  internalError: 'An internal error occurred; the token was not checked',
 } as const;
 
 export type VerifyReason = (typeof VerifyReasons)[keyof typeof VerifyReasons];

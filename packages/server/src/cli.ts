@@ -1,74 +1,83 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
-import pino from 'pino';
-import { recordKeyRotation } from './app.js';
-import { type Config, ConfigError, loadConfig } from './config/index.js';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { rotationDelayArg, UsageError, workersArg } from './cli/args.js';
+import { projectCommands } from './cli/projects.js';
+import { auditLog, cliConfig, cliLogger, withRuntime } from './cli/runtime.js';
+import { ConfigError } from './config/index.js';
+import { recordKeyRotation } from './context.js';
 import { connect, migrate } from './db/connect.js';
+import { TesseraError } from './errors.js';
 import { rotateKeys } from './keys/rotation.js';
-import { createLogger } from './logger.js';
-import { openRuntime, type Runtime, serve } from './main.js';
-import { AuditLog } from './modules/audit/audit.service.js';
+import { serve, waitForDatabase, warnUnknownVariables } from './main.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
-import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
 /**
- * The CLI's audit log. Its events are queued for the projects' webhooks as well (a running
- * server's worker sends them); `settled()` waits for the queueing before the database closes.
+ * Exit statuses, one convention for every command (README, "The tessera command"):
+ * 0 done; 2 the command cannot be carried out as given — an unknown command or option, an
+ * invalid argument, a project that does not exist, a configuration variable to fix — so running
+ * it again unchanged cannot help; 1 it failed while running (the database unreachable, a
+ * migration failing, anything unexpected), which a retry may fix.
  */
-function auditLog(runtime: Runtime, cfg: Readonly<Config>): { log: AuditLog; settled(): Promise<unknown> } {
-  const webhooks = new WebhooksService(
-    runtime.db,
-    runtime.masterKey.derive('webhook-secret'),
-    { ...cfg.webhooks, allowHttp: cfg.env !== 'production' },
-    runtime.logger,
-  );
-  const log = new AuditLog(runtime.db, () =>
-    // After a secret rotation the new secret must still be printed: a failure here only warns.
-    console.error('tessera: warning: an audit event (and its webhook deliveries) was not recorded'),
-  );
-  // No worker here: the servers' workers send what is queued.
-  log.setOutbox(webhooks);
-  return { log, settled: () => log.drain() };
+function exitStatus(error: unknown): number {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  if (error instanceof ConfigError || error instanceof UsageError) return 2;
+  if (error instanceof TesseraError && error.statusCode < 500) return 2;
+  return 1;
 }
 
-function config(): Readonly<Config> {
-  return loadConfig(process.env);
+/** One line: the error's message, and its cause's for a runtime failure (never a stack). */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause =
+    error.cause instanceof Error && !(error instanceof TesseraError) ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`.replace(/\s*\n\s*/g, ' ');
 }
 
-/** Runs fn against migrated storage with a quiet logger, then closes it. */
-async function withRuntime<T>(
-  fn: (runtime: Awaited<ReturnType<typeof openRuntime>>, cfg: Readonly<Config>) => Promise<T>,
-): Promise<T> {
-  const cfg = config();
-  const runtime = await openRuntime(
-    cfg,
-    createLogger(process.env.TESSERA_LOG_LEVEL || 'warn', pino.destination(2)),
-  );
-  try {
-    return await fn(runtime, cfg);
-  } finally {
-    await runtime.db.close();
-  }
-}
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 const program = new Command('tessera')
   .description('Tessera authentication token service')
-  .showHelpAfterError();
+  .version(version, '-V, --version', 'print the version')
+  // Errors are thrown to the handler below (exit status 2) and printed on one line.
+  .exitOverride()
+  .configureOutput({
+    // One line, suggestions ("Did you mean --json?") included.
+    outputError: (message, write) =>
+      write(
+        `tessera: ${message
+          .replace(/^error: /, '')
+          .trim()
+          .replace(/\s*\n\s*/g, ' ')}\n`,
+      ),
+  });
 
 program
   .command('serve')
   .description('run the HTTP service')
-  .action(async () => {
-    await serve(config());
+  .option(
+    '--workers <n>',
+    'processes serving one port (default: TESSERA_WORKERS, else the number of cores in production and 1 otherwise)',
+    workersArg,
+  )
+  .action(async (opts: { workers?: number }) => {
+    const { config, unknown } = cliConfig();
+    await serve(config, { workers: opts.workers, unknown });
   });
 
 program
   .command('migrate')
-  .description('apply pending database migrations')
+  .description('apply pending database migrations (waiting for the database up to TESSERA_DATABASE_WAIT)')
   .action(async () => {
-    const db = await connect(config().databaseUrl);
+    const { config, unknown } = cliConfig();
+    const logger = cliLogger(config);
+    warnUnknownVariables(logger, unknown);
+    const db = await connect(config.databaseUrl, { timeouts: config.databaseTimeouts, logger });
     try {
+      await waitForDatabase(db, config.databaseWaitMs, logger);
       const applied = await migrate(db);
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
@@ -76,88 +85,7 @@ program
     }
   });
 
-const projects = program.command('projects').description('manage integrator projects');
-projects
-  .command('create')
-  .description('create a project and print its API key id and secret (the secret is shown once)')
-  .requiredOption('--name <name>', 'project name')
-  .option('--origin <url...>', 'allowed browser origin (repeatable)')
-  .option('--rp-id <id>', 'WebAuthn relying-party id (default: host of the first origin)')
-  .option('--numeric-auth-time', 'emit auth_time as a number in ID tokens (strict OIDC clients)')
-  .option('--json', 'print {"api_key_id","api_key_secret"} as JSON')
-  .action(
-    async (opts: {
-      name: string;
-      origin?: string[];
-      rpId?: string;
-      numericAuthTime?: boolean;
-      json?: boolean;
-    }) => {
-      await withRuntime(async ({ db }) => {
-        const service = new ProjectsService(new ProjectsRepository(db));
-        const created = await service.create({
-          name: opts.name,
-          origins: opts.origin ?? [],
-          rpId: opts.rpId,
-          numericAuthTime: opts.numericAuthTime,
-        });
-        if (opts.json) {
-          console.log(
-            JSON.stringify({ api_key_id: created.api_key_id, api_key_secret: created.api_key_secret }),
-          );
-        } else {
-          console.log(
-            `project ${created.name} created\n  API key id:     ${created.api_key_id}\n  API key secret: ${created.api_key_secret}   (shown once)`,
-          );
-        }
-      });
-    },
-  );
-projects
-  .command('list')
-  .description('list projects')
-  .option('--json', 'print JSON')
-  .action(async (opts: { json?: boolean }) => {
-    await withRuntime(async ({ db }) => {
-      const rows = await new ProjectsService(new ProjectsRepository(db)).list();
-      const list = rows.map((p) => ({
-        name: p.name,
-        api_key_id: p.api_key_id,
-        origins: JSON.parse(p.origins) as string[],
-        rp_id: p.rp_id,
-        created_at: new Date(p.created_at).toISOString(),
-      }));
-      if (opts.json) console.log(JSON.stringify(list, null, 2));
-      else for (const p of list) console.log(`${p.api_key_id}  ${p.name}  ${p.origins.join(' ')}`);
-    });
-  });
-projects
-  .command('rotate-secret')
-  .description(
-    'replace the API key secret of a project (by API key id or name); the old one stops working at once',
-  )
-  .argument('<project>', 'API key id or project name')
-  .option('--json', 'print JSON')
-  .action(async (ref: string, opts: { json?: boolean }) => {
-    await withRuntime(async (runtime, cfg) => {
-      const service = new ProjectsService(new ProjectsRepository(runtime.db));
-      const apiKeyId = ref.startsWith('pk_') ? ref : (await service.findByName(ref))?.api_key_id;
-      if (!apiKeyId) throw new ConfigError(`no project named ${ref}`);
-      const rotated = await service.rotateSecret(apiKeyId);
-      const audit = auditLog(runtime, cfg);
-      await audit.log.record({
-        projectId: rotated.project_id,
-        type: 'project.secret_rotated',
-        data: { by: 'cli' },
-      });
-      await audit.settled();
-      if (opts.json)
-        console.log(
-          JSON.stringify({ api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret }),
-        );
-      else console.log(`new API key secret for ${rotated.name}: ${rotated.api_key_secret}   (shown once)`);
-    });
-  });
+projectCommands(program);
 
 const keys = program.command('keys').description('manage signing keys');
 keys
@@ -185,24 +113,22 @@ keys
   .description(
     'publish a new signing key now; it signs after TESSERA_KEY_ROTATION_DELAY (caches catch up first)',
   )
-  .addOption(new Option('--delay <seconds>', 'override the delay before the new key signs').argParser(Number))
+  .option('--delay <seconds>', 'override the delay before the new key signs (0 to 2592000)', rotationDelayArg)
   .action(async (opts: { delay?: number }) => {
-    await withRuntime(async (runtime, cfg) => {
+    await withRuntime(async (runtime, config) => {
       const store = runtime.keys;
-      const kid = await rotateKeys(store, cfg, opts.delay);
+      const kid = await rotateKeys(store, config, opts.delay);
       const projects = await new ProjectsService(new ProjectsRepository(store.db)).list();
-      const audit = auditLog(runtime, cfg);
+      const audit = auditLog(runtime, config);
       await recordKeyRotation(audit.log, projects, kid, 'cli');
       await audit.settled();
-      console.log(`key ${kid} published; it starts signing in ${opts.delay ?? cfg.keys.rotationDelay} s`);
+      console.log(`key ${kid} published; it starts signing in ${opts.delay ?? config.keys.rotationDelay} s`);
     });
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`tessera: ${error.message}`);
-    process.exit(2);
-  }
-  console.error(`tessera: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+  const status = exitStatus(error);
+  // Commander has printed its own errors (and the help or version that ends with status 0).
+  if (!(error instanceof CommanderError)) console.error(`tessera: ${describeError(error)}`);
+  process.exit(status);
 });

@@ -1,4 +1,5 @@
 import { type ErrorCode, ErrorCodes, type ProblemDocument } from '@tessera/core';
+import { isDatabaseUnavailable } from './db/unavailable.js';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -73,6 +74,50 @@ export const tooManyRequests = (
   retryAfter: number,
   code: ErrorCode = ErrorCodes.rateLimited,
 ) => new TesseraError(429, code, detail, { retryAfter, headers: { 'retry-after': String(retryAfter) } });
+export const serviceUnavailable = (detail: string, retryAfter: number) =>
+  new TesseraError(503, ErrorCodes.serviceUnavailable, detail, {
+    retryAfter,
+    headers: { 'retry-after': String(retryAfter) },
+  });
+
+/** Seconds a client is asked to wait when the database is away (failovers take seconds). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database did not answer within its bounds (connection lost, restarting, failing over,
+ * timed out, pool exhausted): `503` with `Retry-After`. The driver's error is the cause, for the
+ * log only.
+ */
+export class DatabaseUnavailableError extends TesseraError {
+  override name = 'DatabaseUnavailableError';
+  constructor(cause?: unknown) {
+    super(503, ErrorCodes.serviceUnavailable, 'the service cannot reach its database; try again shortly', {
+      cause,
+      retryAfter: DATABASE_RETRY_AFTER_SECONDS,
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    });
+  }
+}
+
+/**
+ * Maps an error that is not a TesseraError but has a known public meaning to one: today a
+ * database that is unavailable becomes DatabaseUnavailableError. Undefined for anything else
+ * (which stays a generic 500). Error handlers call it before deciding on a 500.
+ */
+export function toKnownError(error: unknown): TesseraError | undefined {
+  if (error instanceof TesseraError) return error;
+  if (isDatabaseUnavailable(error)) return new DatabaseUnavailableError(error);
+  // PostgreSQL text cannot hold U+0000 (22021) or a character its encoding lacks (22P05): the
+  // input reached a query, so it was the client's text, and nothing was written.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === '22021' || code === '22P05')
+    return new TesseraError(
+      400,
+      ErrorCodes.invalidRequest,
+      'text must not contain the NUL character (U+0000)',
+    );
+  return undefined;
+}
 
 /**
  * An RFC 6749 error of the `/oauth/*` endpoints: `{ error, error_description }`.

@@ -3,6 +3,7 @@ import { parseBearer } from './bearer.js';
 import { type AccessTokenClaims, assertAccessTokenClaims } from './claims.js';
 import { TesseraVerifyError } from './errors.js';
 import { fromJoseError } from './jose-errors.js';
+import { hasLowS } from './low-s.js';
 import { createOnlineCheck, type OnlineCheck } from './revocation.js';
 
 /**
@@ -89,7 +90,7 @@ export interface Verifier {
 /**
  * Creates a verifier of Tessera access tokens. Checks: ES256 signature by a key of the issuer's
  * JWKS (fetched once, cached, re-fetched at most every `jwksCooldown` ms when a token names an
- * unknown `kid`), header `typ` `at+jwt`, claim `type` `access_token`, `iss` equal to `issuer`,
+ * unknown `kid`) with a low s (the high twin (r, n − s) of a valid signature is refused), header `typ` `at+jwt`, claim `type` `access_token`, `iss` equal to `issuer`,
  * `aud` equal to `apiKeyId`, `exp` (with `clockTolerance`), `nbf` if present, and non-empty string
  * `sub`, `sid` and `jti`. Throws `TypeError` at once on invalid options.
  *
@@ -143,6 +144,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     if (typeof token !== 'string' || token === '') {
       throw new TesseraVerifyError('missing_token', 'No token was given');
     }
+    if (!hasLowS(token)) throw new TesseraVerifyError('invalid_token', 'The token signature is invalid');
     let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
     try {
       ({ payload } = await jwtVerify(token, getKey, {

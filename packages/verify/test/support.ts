@@ -166,9 +166,31 @@ export async function mintAccessToken(
     ...options.claims,
   };
   for (const name of options.omit ?? []) delete claims[name];
-  return new SignJWT(claims)
+  const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: options.alg ?? 'ES256', kid: key.kid, typ: 'at+jwt', ...options.header })
     .sign(key.privateKey);
+  return (options.alg ?? 'ES256') === 'ES256' && highS(token) ? otherS(token) : token;
+}
+
+/** n, the order of the P-256 group. */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+const sOf = (token: string) =>
+  BigInt(
+    `0x${Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url')
+      .subarray(32)
+      .toString('hex')}`,
+  );
+
+/** Whether an ES256 token's s is above n/2 (jose, like WebCrypto, leaves s to chance; Tessera never). */
+export const highS = (token: string) => sOf(token) > P256_N / 2n;
+
+/** The token with its ES256 signature (r, s) replaced by the twin (r, n − s), which ECDSA verifies too. */
+export function otherS(token: string): string {
+  const dot = token.lastIndexOf('.');
+  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
+  signature.set(Buffer.from((P256_N - sOf(token)).toString(16).padStart(64, '0'), 'hex'), 32);
+  return `${token.slice(0, dot)}.${signature.toString('base64url')}`;
 }
 
 /** Asserts a TesseraVerifyError with `code` whose message holds no part of the token. */

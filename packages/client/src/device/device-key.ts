@@ -21,7 +21,7 @@ export async function publicJwk(
 /**
  * Signs the service's domain-separated message (UTF-8, fields joined by line feeds):
  * `tessera/v1/<purpose>\n<api_key_id>\n<challenge_id>\n<nonce>`. WebCrypto's ECDSA output is
- * raw r‖s (64 bytes), sent base64url.
+ * raw r‖s (64 bytes), sent base64url with a low s.
  */
 export async function signChallenge(
   keyPair: CryptoKeyPair,
@@ -31,7 +31,34 @@ export async function signChallenge(
 ): Promise<string> {
   const message = utf8(`tessera/v1/${purpose}\n${apiKeyId}\n${challenge.challenge_id}\n${challenge.nonce}`);
   const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, keyPair.privateKey, message);
-  return encodeBase64url(signature);
+  return encodeBase64url(lowS(new Uint8Array(signature)));
+}
+
+/** n, the order of the P-256 group, big-endian. */
+const P256_ORDER = Uint8Array.from(
+  'ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551'.match(/../g)!,
+  (byte) => Number.parseInt(byte, 16),
+);
+
+/**
+ * The service accepts only s ≤ n/2 (one spelling per signature); WebCrypto leaves s to chance, so a
+ * high s is replaced by n − s, which verifies the same message. As n is odd, s is high exactly when
+ * s > n − s.
+ */
+function lowS(signature: Uint8Array): Uint8Array {
+  const twin = new Uint8Array(32);
+  let borrow = 0;
+  for (let i = 31; i >= 0; i--) {
+    const difference = P256_ORDER[i]! - signature[32 + i]! - borrow;
+    borrow = difference < 0 ? 1 : 0;
+    twin[i] = difference & 0xff;
+  }
+  for (let i = 0; i < 32; i++) {
+    if (signature[32 + i] === twin[i]) continue;
+    if (signature[32 + i]! > twin[i]!) signature.set(twin, 32);
+    break;
+  }
+  return signature;
 }
 
 export function isKeyPair(value: unknown): value is CryptoKeyPair {

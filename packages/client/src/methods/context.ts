@@ -1,4 +1,4 @@
-import type { AuthMethod, OAuthTokenBundle } from '@tessera/core';
+import type { AuthMethod, SignInResult as WireSignInResult } from '@tessera/core';
 import { ErrorCodes } from '@tessera/core';
 import { readClaims } from '../encoding/jwt.js';
 import { ClientErrorCodes, isTesseraClientError, TesseraClientError } from '../errors.js';
@@ -37,8 +37,8 @@ export interface SignInResult {
   tokensStored: boolean;
 }
 
-/** What the sign-in `complete` endpoints answer. */
-export type SignInAnswer = { oauth_token: OAuthTokenBundle } | { user_id: string; auth_method: AuthMethod };
+/** What the sign-in `complete` endpoints answer (the server's wire type, from @tessera/core). */
+export type SignInAnswer = WireSignInResult;
 
 /** What the sign-in method modules share. */
 export interface ClientContext {
@@ -73,6 +73,19 @@ export async function callAsUser<T>(ctx: ClientContext, path: string, options: C
 }
 
 /** Ends a sign-in ceremony: stores the bundle when there is one, says who signed in. */
+/** Posts a sign-in completion (`getOAuthToken` true unless the caller said false) and finishes it. */
+export async function completeSignIn(
+  ctx: ClientContext,
+  path: string,
+  body: Record<string, unknown>,
+  options: SignInOptions,
+): Promise<SignInResult> {
+  const answer = await ctx.transport.call<SignInAnswer>(path, {
+    body: { ...body, getOAuthToken: options.getOAuthToken !== false },
+  });
+  return finishSignIn(ctx, answer);
+}
+
 export async function finishSignIn(ctx: ClientContext, answer: SignInAnswer): Promise<SignInResult> {
   if ('oauth_token' in answer) {
     const bundle = answer.oauth_token;

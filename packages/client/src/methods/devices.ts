@@ -1,3 +1,4 @@
+import type { DeviceChallenge, DeviceView } from '@tessera/core';
 import { ErrorCodes } from '@tessera/core';
 import { generateDeviceKey, publicJwk, type SignaturePurpose, signChallenge } from '../device/device-key.js';
 import type { LocalDevice, LocalDeviceStore } from '../device/local-device.js';
@@ -5,8 +6,7 @@ import { isTesseraClientError } from '../errors.js';
 import {
   type ClientContext,
   callAsUser,
-  finishSignIn,
-  type SignInAnswer,
+  completeSignIn,
   type SignInOptions,
   type SignInResult,
 } from './context.js';
@@ -26,13 +26,6 @@ export interface TrustedDevice {
   createdAt: string;
   /** ISO 8601, or null when never used to sign in. */
   lastUsedAt: string | null;
-}
-
-interface DeviceView {
-  device_id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
 }
 
 const toDevice = (d: DeviceView): TrustedDevice => ({
@@ -78,7 +71,7 @@ export async function deviceChallenge(
   sign: (purpose: SignaturePurpose) => Promise<string>;
 }> {
   const device = await local.require();
-  let challenge: { challenge_id: string; nonce: string };
+  let challenge: DeviceChallenge;
   try {
     challenge = await ctx.transport.call(path, { body: { device_id: device.deviceId } });
   } catch (error) {
@@ -95,10 +88,7 @@ export async function deviceChallenge(
 export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): DeviceMethods {
   return {
     async register(name) {
-      const challenge = await callAsUser<{ challenge_id: string; nonce: string }>(
-        ctx,
-        '/v1/devices/register/start',
-      );
+      const challenge = await callAsUser<DeviceChallenge>(ctx, '/v1/devices/register/start');
       const keyPair = await generateDeviceKey();
       const signature = await signChallenge(keyPair, 'device-register', ctx.apiKeyId, challenge);
       const view = await callAsUser<DeviceView>(ctx, '/v1/devices', {
@@ -114,14 +104,13 @@ export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): Devi
     },
     async signIn(options = {}) {
       const started = await deviceChallenge(ctx, local, '/v1/auth/device/start');
-      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/device/complete', {
-        body: {
-          challenge_id: started.challenge_id,
-          signature: await started.sign('device-signin'),
-          getOAuthToken: options.getOAuthToken !== false,
-        },
-      });
-      return finishSignIn(ctx, answer);
+      const signature = await started.sign('device-signin');
+      return completeSignIn(
+        ctx,
+        '/v1/auth/device/complete',
+        { challenge_id: started.challenge_id, signature },
+        options,
+      );
     },
     async list() {
       const answer = await callAsUser<{ devices: DeviceView[] }>(ctx, '/v1/devices', { method: 'GET' });

@@ -1,10 +1,5 @@
-import {
-  type ClientContext,
-  finishSignIn,
-  type SignInAnswer,
-  type SignInOptions,
-  type SignInResult,
-} from './context.js';
+import type { OtpStarted } from '@tessera/core';
+import { type ClientContext, completeSignIn, type SignInOptions, type SignInResult } from './context.js';
 
 /**
  * A started OTP sign-in.
@@ -43,12 +38,7 @@ export interface OtpMethods {
 export function otpMethods(ctx: ClientContext): OtpMethods {
   return {
     async start(identifier) {
-      const answer = await ctx.transport.call<{
-        challenge_id: string;
-        channel: string;
-        expires_in: number;
-        resend_after: number;
-      }>('/v1/auth/otp/start', { body: { identifier } });
+      const answer = await ctx.transport.call<OtpStarted>('/v1/auth/otp/start', { body: { identifier } });
       return {
         challengeId: answer.challenge_id,
         channel: answer.channel,
@@ -57,10 +47,7 @@ export function otpMethods(ctx: ClientContext): OtpMethods {
       };
     },
     async complete(challengeId, code, options = {}) {
-      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/otp/complete', {
-        body: { challenge_id: challengeId, code, getOAuthToken: options.getOAuthToken !== false },
-      });
-      return finishSignIn(ctx, answer);
+      return completeSignIn(ctx, '/v1/auth/otp/complete', { challenge_id: challengeId, code }, options);
     },
   };
 }

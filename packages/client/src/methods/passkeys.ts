@@ -1,9 +1,9 @@
+import type { PasskeyView } from '@tessera/core';
 import type { CreationOptionsJSON, PasskeyAuthenticator, RequestOptionsJSON } from '../webauthn/types.js';
 import {
   type ClientContext,
   callAsUser,
-  finishSignIn,
-  type SignInAnswer,
+  completeSignIn,
   type SignInOptions,
   type SignInResult,
 } from './context.js';
@@ -26,15 +26,6 @@ export interface Passkey {
   createdAt: string;
   /** ISO 8601, or null when never used to sign in. */
   lastUsedAt: string | null;
-}
-
-interface PasskeyView {
-  passkey_id: string;
-  name: string;
-  device_type: string;
-  backed_up: boolean;
-  created_at: string;
-  last_used_at: string | null;
 }
 
 const toPasskey = (p: PasskeyView): Passkey => ({
@@ -101,14 +92,12 @@ export function passkeyMethods(
         { body: options.identifier === undefined ? {} : { identifier: options.identifier } },
       );
       const credential = await device.get(started.options);
-      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/biometric/complete', {
-        body: {
-          challenge_id: started.challenge_id,
-          credential,
-          getOAuthToken: options.getOAuthToken !== false,
-        },
-      });
-      return finishSignIn(ctx, answer);
+      return completeSignIn(
+        ctx,
+        '/v1/auth/biometric/complete',
+        { challenge_id: started.challenge_id, credential },
+        options,
+      );
     },
     async list() {
       const answer = await callAsUser<{ passkeys: PasskeyView[] }>(ctx, '/v1/biometrics', { method: 'GET' });

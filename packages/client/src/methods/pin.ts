@@ -2,8 +2,7 @@ import type { LocalDeviceStore } from '../device/local-device.js';
 import {
   type ClientContext,
   callAsUser,
-  finishSignIn,
-  type SignInAnswer,
+  completeSignIn,
   type SignInOptions,
   type SignInResult,
 } from './context.js';
@@ -37,15 +36,13 @@ export function pinMethods(ctx: ClientContext, local: LocalDeviceStore): PinMeth
     },
     async signIn(pin, options = {}) {
       const started = await deviceChallenge(ctx, local, '/v1/auth/pin/start');
-      const answer = await ctx.transport.call<SignInAnswer>('/v1/auth/pin/complete', {
-        body: {
-          challenge_id: started.challenge_id,
-          signature: await started.sign('pin-signin'),
-          pin,
-          getOAuthToken: options.getOAuthToken !== false,
-        },
-      });
-      return finishSignIn(ctx, answer);
+      const signature = await started.sign('pin-signin');
+      return completeSignIn(
+        ctx,
+        '/v1/auth/pin/complete',
+        { challenge_id: started.challenge_id, signature, pin },
+        options,
+      );
     },
   };
 }

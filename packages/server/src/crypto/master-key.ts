@@ -9,7 +9,8 @@ export type KeyPurpose =
   | 'otp-code-mac'
   | 'pin-pepper'
   | 'refresh-successor'
-  | 'webhook-secret';
+  | 'webhook-secret'
+  | 'passkey-decoy';
 
 /**
  * The root secret (32 bytes). Every other server secret is derived from it with HKDF, so one
@@ -54,7 +55,7 @@ export function loadMasterKey(
   if (configured) return { key: MasterKey.parse(configured), created: false };
   const file = join(dataDir, 'master.key');
   if (existsSync(file)) return { key: MasterKey.parse(readFileSync(file, 'utf8')), file, created: false };
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return { key: MasterKey.parse(readFileSync(file, 'utf8')), file, created: true };

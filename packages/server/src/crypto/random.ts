@@ -2,8 +2,8 @@ import { randomFillSync, randomInt, randomUUID } from 'node:crypto';
 
 /**
  * CSPRNG bytes drawn from a pool refilled 8 KiB at a time (what node:crypto's randomUUID does):
- * one call into OpenSSL per pool instead of one per token, measured at about 4% of a refresh
- * grant. Every byte is used once and the pool is never exposed.
+ * one call into OpenSSL per pool instead of one per token (docs/BENCHMARKS.md, "Design
+ * measurements"). Every byte is used once and the pool is never exposed.
  */
 const POOL_SIZE = 8192;
 const pool = Buffer.allocUnsafe(POOL_SIZE);

@@ -1,11 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import type { SlowTransaction } from '@tessera/sqlite';
+import { Kysely, Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from '../migrations/index.js';
+import type { NoticeListener } from './notifications.js';
+import { createSchema, openPostgres, type PostgresOptions } from './postgres.js';
 import type { Database } from './schema.js';
-import { FastSqliteDialect } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -15,72 +14,69 @@ export interface Db {
   /** Cheap round trip for readiness probes. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** PostgreSQL: runs `fn` on a connection of its own without statement timeouts (migrations). */
+  withoutTimeouts?<T>(fn: (kysely: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** PostgreSQL: a listener for other instances' change notices (see PostgresDb.listen). */
+  listen?(listenUrl?: string): NoticeListener;
 }
 
 // int8 (bigint) columns hold millisecond timestamps, far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export interface ConnectOptions {
-  /** PostgreSQL only: the schema to use (tests create one each); created if missing. */
-  schema?: string;
-  poolSize?: number;
+/** PostgreSQL options (see PostgresOptions: `schema` is created if missing), and SQLite's. */
+export interface ConnectOptions extends PostgresOptions {
+  /**
+   * SQLite only: called when a transaction held the database longer than 50 ms. Pass it in
+   * development: on SQLite every request waits while a transaction runs, so one that awaits
+   * anything but the database stalls them all.
+   */
+  onSlowTransaction?: (transaction: SlowTransaction) => void;
 }
 
-/** Opens `sqlite:<path>` (WAL, foreign keys on) or `postgres://…`. */
+/** Opens `sqlite:<path>` (WAL, foreign keys on; see @tessera/sqlite) or `postgres://…`. */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Db> {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length) || ':memory:';
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-    const database = new SQLite(path);
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
-    database.pragma('foreign_keys = ON');
-    // The driver waits for another connection's write lock itself, without blocking the thread.
-    database.pragma('busy_timeout = 0');
-    const dialect = new FastSqliteDialect(database);
-    const kysely = new Kysely<Database>({ dialect });
-    return {
-      kysely,
-      dialect: 'sqlite',
-      ping: async () => {
-        database.prepare('select 1').get();
-      },
-      close: async () => {
-        await dialect.quiet();
-        await kysely.destroy();
-      },
-    };
-  }
+  if (url.startsWith('sqlite:')) return connectSqlite(url.slice('sqlite:'.length) || ':memory:', options);
   const schema = options.schema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
     throw new Error('schema name must be a plain identifier');
-  if (schema) {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      await admin.query(`create schema if not exists ${schema}`);
-    } finally {
-      await admin.end();
-    }
-  }
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  if (schema) await createSchema(url, schema, options.timeouts);
+  return {
+    ...openPostgres(url, { applicationName: schema ? `tessera/${schema}` : undefined, ...options }),
+    dialect: 'postgres',
+  };
+}
+
+/**
+ * The SQLite engine is imported here, on first use, so that a PostgreSQL deployment never loads
+ * the native better-sqlite3 module (nor needs it installed).
+ */
+async function connectSqlite(path: string, options: ConnectOptions): Promise<Db> {
+  const { openSqlite } = await import('@tessera/sqlite').catch((error: unknown) => {
+    throw new Error(
+      'TESSERA_DATABASE_URL names a SQLite database, but @tessera/sqlite (better-sqlite3) could not be loaded; install it or use PostgreSQL',
+      { cause: error },
+    );
   });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const dialect = openSqlite(path, { onSlowTransaction: options.onSlowTransaction });
+  const kysely = new Kysely<Database>({ dialect });
   return {
     kysely,
-    dialect: 'postgres',
-    ping: async () => {
-      await pool.query('select 1');
-    },
+    dialect: 'sqlite',
+    ping: () => dialect.ping(),
+    // Waits for statements already issued; the HTTP app drains its handlers before this.
     close: () => kysely.destroy(),
   };
 }
 
 /** Runs every pending migration; throws with the failing migration's name. */
 export async function migrate(db: Db): Promise<string[]> {
+  // A migration may build an index over a large table: PostgreSQL migrates without the pool's
+  // statement timeouts.
+  if (db.withoutTimeouts) return db.withoutTimeouts((kysely) => migrateWith({ ...db, kysely }));
+  return migrateWith(db);
+}
+
+async function migrateWith(db: Pick<Db, 'kysely' | 'dialect'>): Promise<string[]> {
   // Kysely looks for its migration tables in every schema unless told which: with another
   // schema of the same database already migrated, it would skip creating them in ours.
   const migrationTableSchema =

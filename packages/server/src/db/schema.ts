@@ -1,3 +1,4 @@
+import type { JsonWebKey } from 'node:crypto';
 import type { Generated, Insertable, Selectable } from 'kysely';
 
 // Timestamps are Unix milliseconds (bigint in PostgreSQL, parsed to number; integer in SQLite).
@@ -12,9 +13,16 @@ export interface ProjectTable {
   rp_id: string | null;
   /** 1 = emit `auth_time` as a number (strict OIDC clients), 0 = a string of digits as specified. */
   numeric_auth_time: number;
+  /** 1 = device sign-in needs the PIN (PIN sign-in only); 0 = a trusted device may sign in alone. */
+  device_requires_pin: number;
+  /** JSON array of ISO 3166-1 alpha-2 codes (or `*`) SMS codes may go to; null = TESSERA_SMS_COUNTRIES. */
+  sms_countries: string | null;
   created_at: number;
   secret_rotated_at: number | null;
 }
+
+/** next → active → retiring → retired */
+export type SigningKeyStatus = 'next' | 'active' | 'retiring' | 'retired';
 
 export interface SigningKeyTable {
   kid: string;
@@ -22,8 +30,7 @@ export interface SigningKeyTable {
   public_jwk: string;
   /** AES-256-GCM of the private JWK under the master key: base64url(iv ‖ ciphertext ‖ tag). */
   private_enc: string;
-  /** next → active → retiring → retired */
-  status: 'next' | 'active' | 'retiring' | 'retired';
+  status: SigningKeyStatus;
   created_at: number;
   activate_at: number | null;
   activated_at: number | null;
@@ -66,6 +73,8 @@ export interface SessionTable {
   auth_method: string;
   auth_time: number;
   device_id: string | null;
+  /** The passkey of a BIOMETRIC sign-in: removing it ends the session. */
+  passkey_id: string | null;
   created_at: number;
   expires_at: number;
   last_refreshed_at: number | null;
@@ -82,6 +91,8 @@ export interface RefreshTokenTable {
   rotated_at: number | null;
   /** The successor token, encrypted under a key derived from this token's secret (grace-window reuse). */
   successor_enc: string | null;
+  /** Hash of the client (IP and User-Agent) whose grant rotated this token: the grace answer goes only to it. */
+  rotated_by: string | null;
 }
 
 export interface DeviceTable {
@@ -212,14 +223,20 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable;
 }
 
-export type WebhookEndpoint = Selectable<WebhookEndpointTable>;
-export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
+// Rows as stored; the repositories turn JSON columns into domain records (Project,
+// WebhookEndpoint, StoredSigningKey, StoredEvent, custom claims).
+export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
 
-export type Device = Selectable<DeviceTable>;
-export type Passkey = Selectable<PasskeyTable>;
+export type DeviceRow = Selectable<DeviceTable>;
+/** A trusted device as services see it: its public key parsed once, by the repository. */
+export type Device = Omit<DeviceRow, 'public_jwk'> & { public_jwk: JsonWebKey };
+export type PasskeyRow = Selectable<PasskeyTable>;
+/** A passkey as services see it: its transports parsed once, by the repository. */
+export type Passkey = Omit<PasskeyRow, 'transports'> & { transports: string[] };
 export type Challenge = Selectable<ChallengeTable>;
 
-export type Project = Selectable<ProjectTable>;
+export type ProjectRow = Selectable<ProjectTable>;
 export type User = Selectable<UserTable>;
 export type Session = Selectable<SessionTable>;
 export type NewSession = Insertable<SessionTable>;

@@ -10,19 +10,13 @@ import {
 import { open, seal } from '../crypto/master-key.js';
 import { randomToken } from '../crypto/random.js';
 import type { Db } from '../db/connect.js';
-import type { SigningKeyRow } from '../db/schema.js';
-
-export interface PublicJwk extends JsonWebKey {
-  kid: string;
-  kty: 'EC';
-  crv: 'P-256';
-  alg: 'ES256';
-  use: 'sig';
-}
+import type { SigningKeyStatus } from '../db/schema.js';
+import type { PublicJwk, StoredSigningKey } from './keys.repository.js';
+import * as keysRepository from './keys.repository.js';
 
 export interface SigningKey {
   kid: string;
-  status: SigningKeyRow['status'];
+  status: SigningKeyStatus;
   publicJwk: PublicJwk;
   publicKey: KeyObject;
   /** Loaded only for the keys that sign or may start signing: `active` and `next`. */
@@ -40,7 +34,7 @@ export interface SigningKey {
  * published with a delay still takes over when its time comes after a later `--delay 0` rotation.
  */
 export function signingDueAt(
-  status: SigningKeyRow['status'],
+  status: SigningKeyStatus,
   activateAt: number | null,
   activatedAt: number | null,
   now: number,
@@ -75,6 +69,7 @@ export class KeyStore {
   #jwksJson = '{"keys":[]}';
   #loadedAt = 0;
   #loading: Promise<void> | undefined;
+  #reloadAgain: Promise<void> | undefined;
 
   constructor(
     readonly db: Db,
@@ -90,7 +85,7 @@ export class KeyStore {
     // would sign with different keys and publish different JWKS). The first key's kid is derived
     // from the rows every racer sees, so they compute the same kid and the primary key lets one
     // insert win; the others load the winner's key.
-    const seen = await this.db.kysely.selectFrom('signing_keys').select(['kid', 'status']).execute();
+    const seen = await keysRepository.listKids(this.db.kysely);
     if (!seen.some((r) => r.status === 'active')) {
       await this.insertKey('active', null, this.#firstKid(seen.map((r) => r.kid)));
     }
@@ -118,34 +113,42 @@ export class KeyStore {
     return this.#loading;
   }
 
+  /**
+   * A reload that reads the rows after this call (a notice says another instance changed them):
+   * the reload in flight may have read them before the change, so this one queues behind it;
+   * callers meanwhile share the queued one.
+   */
+  reloadAfterChange(): Promise<void> {
+    this.#reloadAgain ??= (this.#loading ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => {
+        this.#reloadAgain = undefined;
+        return this.reload();
+      });
+    return this.#reloadAgain;
+  }
+
   async #load(): Promise<void> {
-    const rows = await this.db.kysely
-      .selectFrom('signing_keys')
-      .selectAll()
-      .where('status', '!=', 'retired')
-      .orderBy('created_at', 'asc')
-      .orderBy('kid', 'asc')
-      .execute();
-    const keys = rows.map((row) => this.#fromRow(row));
+    const keys = (await keysRepository.listPublished(this.db.kysely)).map((stored) => this.#keyOf(stored));
     this.#keys = keys;
     this.#byKid = new Map(keys.map((k) => [k.kid, k]));
     this.#jwksJson = JSON.stringify({ keys: keys.map((k) => k.publicJwk) });
     this.#loadedAt = this.now();
   }
 
-  #fromRow(row: SigningKeyRow): SigningKey {
-    const publicJwk = JSON.parse(row.public_jwk) as PublicJwk;
+  /** Makes key objects of a stored key; the private key only for the keys that sign or may start to. */
+  #keyOf(stored: StoredSigningKey): SigningKey {
     const key: SigningKey = {
-      kid: row.kid,
-      status: row.status,
-      publicJwk,
-      publicKey: createPublicKey({ key: publicJwk, format: 'jwk' }),
-      activateAt: row.activate_at,
-      activatedAt: row.activated_at,
-      retireAt: row.retire_at,
+      kid: stored.kid,
+      status: stored.status,
+      publicJwk: stored.publicJwk,
+      publicKey: createPublicKey({ key: stored.publicJwk, format: 'jwk' }),
+      activateAt: stored.activateAt,
+      activatedAt: stored.activatedAt,
+      retireAt: stored.retireAt,
     };
-    if (row.status === 'active' || row.status === 'next') {
-      const jwk = JSON.parse(open(this.encryptionKey, row.private_enc, row.kid)) as JsonWebKey;
+    if (stored.status === 'active' || stored.status === 'next') {
+      const jwk = JSON.parse(open(this.encryptionKey, stored.privateEnc, stored.kid)) as JsonWebKey;
       key.privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
     }
     return key;
@@ -165,18 +168,20 @@ export class KeyStore {
     const { x, y } = publicKey.export({ format: 'jwk' });
     const publicJwk: PublicJwk = { kty: 'EC', crv: 'P-256', x, y, kid, alg: 'ES256', use: 'sig' };
     const now = this.now();
-    const insert = this.db.kysely.insertInto('signing_keys').values({
-      kid,
-      alg: 'ES256',
-      public_jwk: JSON.stringify(publicJwk),
-      private_enc: seal(this.encryptionKey, JSON.stringify(privateKey.export({ format: 'jwk' })), kid),
-      status,
-      created_at: now,
-      activate_at: activateAt,
-      activated_at: status === 'active' ? now : null,
-      retire_at: null,
-    });
-    await (givenKid ? insert.onConflict((oc) => oc.column('kid').doNothing()) : insert).execute();
+    await keysRepository.insert(
+      this.db.kysely,
+      {
+        kid,
+        status,
+        publicJwk,
+        privateEnc: seal(this.encryptionKey, JSON.stringify(privateKey.export({ format: 'jwk' })), kid),
+        createdAt: now,
+        activateAt,
+        activatedAt: status === 'active' ? now : null,
+        retireAt: null,
+      },
+      { ifAbsent: givenKid !== undefined },
+    );
     return kid;
   }
 

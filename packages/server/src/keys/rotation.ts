@@ -1,10 +1,13 @@
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/connect.js';
+import { Channels, notifyChange } from '../db/notifications.js';
 import { dueLast, type KeyStore, signingDueAt } from './key-store.js';
+import * as keysRepository from './keys.repository.js';
 
 /**
  * Publishes a new key as `next`: it appears in the JWKS at once and starts signing after
- * `delaySeconds`, so caches of the JWKS hold it before any token it signed reaches them.
+ * `delaySeconds`, so caches of the JWKS hold it before any token it signed reaches them. On
+ * PostgreSQL the other instances are notified and reload their keys at once.
  */
 export async function rotateKeys(
   store: KeyStore,
@@ -14,6 +17,7 @@ export async function rotateKeys(
 ): Promise<string> {
   const delay = delaySeconds ?? config.keys.rotationDelay;
   const kid = await store.insertKey('next', now + delay * 1000);
+  await notifyChange(store.db.kysely, Channels.keys);
   await advanceKeys(store.db, config, now);
   await store.reload();
   return kid;
@@ -45,55 +49,26 @@ export const tokenLifetimeMs = (config: Readonly<Config>): number =>
  * `retiring`, published until the last token it can have signed has expired — until every instance
  * has stopped signing with it (KEY_SWITCH_ALLOWANCE_MS after now) plus a token lifetime and the
  * leeway — and then `retired`. Every step is a conditional update, so any number of instances may
- * run this at once.
+ * run this at once. A change is notified to the other instances (PostgreSQL) when it commits.
  */
 export async function advanceKeys(db: Db, config: Readonly<Config>, now = Date.now()): Promise<boolean> {
   const retireAt = now + KEY_SWITCH_ALLOWANCE_MS + tokenLifetimeMs(config);
   return db.kysely.transaction().execute(async (trx) => {
     let changed = false;
-    const keys = await trx
-      .selectFrom('signing_keys')
-      .select(['kid', 'status', 'activate_at', 'activated_at'])
-      .where('status', 'in', ['active', 'next'])
-      .orderBy('created_at', 'asc')
-      .orderBy('kid', 'asc')
-      .execute();
-    const signing = dueLast(keys, (key) => signingDueAt(key.status, key.activate_at, key.activated_at, now));
+    const keys = await keysRepository.listSigningCandidates(trx);
+    const signing = dueLast(keys, (key) => signingDueAt(key.status, key.activateAt, key.activatedAt, now));
     if (signing) {
       let active = signing.status === 'active';
       if (!active) {
-        const promoted = await trx
-          .updateTable('signing_keys')
-          .set({ status: 'active', activated_at: now })
-          .where('kid', '=', signing.kid)
-          .where('status', '=', 'next')
-          .executeTakeFirst();
-        active = promoted.numUpdatedRows > 0n;
+        active = await keysRepository.promote(trx, signing.kid, now);
         changed = active;
       }
-      if (active) {
-        // The key it replaces, and any `next` key whose time came but that a later one overtook
-        // (instances may have signed with it meanwhile).
-        const replaced = await trx
-          .updateTable('signing_keys')
-          .set({ status: 'retiring', retire_at: retireAt })
-          .where('kid', '!=', signing.kid)
-          .where((eb) =>
-            eb.or([
-              eb('status', '=', 'active'),
-              eb.and([eb('status', '=', 'next'), eb('activate_at', '<=', now)]),
-            ]),
-          )
-          .executeTakeFirst();
-        if (replaced.numUpdatedRows > 0n) changed = true;
-      }
+      // The key it replaces, and any `next` key whose time came but that a later one overtook
+      // (instances may have signed with it meanwhile).
+      if (active && (await keysRepository.retireReplaced(trx, signing.kid, now, retireAt))) changed = true;
     }
-    const retired = await trx
-      .updateTable('signing_keys')
-      .set({ status: 'retired' })
-      .where('status', '=', 'retiring')
-      .where('retire_at', '<=', now)
-      .executeTakeFirst();
-    return changed || retired.numUpdatedRows > 0n;
+    const retired = await keysRepository.retireDue(trx, now);
+    if (changed || retired) await notifyChange(trx, Channels.keys);
+    return changed || retired;
   });
 }

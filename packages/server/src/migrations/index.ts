@@ -3,6 +3,11 @@ import * as m001 from './2026-11-22-001-initial.js';
 import * as m002 from './2026-11-22-002-sign-in-methods.js';
 import * as m003 from './2026-11-22-003-integrator-operations.js';
 import * as m004 from './2026-11-23-004-session-indexes.js';
+import * as m005 from './2026-11-23-005-session-binding.js';
+import * as m006 from './2026-11-23-006-audit-events-created-at.js';
+import * as m007 from './2026-11-23-007-device-pin-policy.js';
+import * as m010 from './2026-11-23-010-unique-project-names.js';
+import * as m011 from './2026-11-23-011-sms-countries.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +15,11 @@ const migrations: Record<string, Migration> = {
   '2026-11-22-002-sign-in-methods': m002,
   '2026-11-22-003-integrator-operations': m003,
   '2026-11-23-004-session-indexes': m004,
+  '2026-11-23-005-session-binding': m005,
+  '2026-11-23-006-audit-events-created-at': m006,
+  '2026-11-23-007-device-pin-policy': m007,
+  '2026-11-23-010-unique-project-names': m010,
+  '2026-11-23-011-sms-countries': m011,
 };
 
 export const migrationProvider: MigrationProvider = {

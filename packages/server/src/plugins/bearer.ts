@@ -1,7 +1,8 @@
 import { type AccessTokenClaims, ErrorCodes } from '@tessera/core';
 import type { FastifyRequest } from 'fastify';
-import type { Project, User } from '../db/schema.js';
+import type { User } from '../db/schema.js';
 import { forbidden, TesseraError } from '../errors.js';
+import { originAllowed, type Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { UsersRepository } from '../modules/users/users.repository.js';
 import type { VerifyService } from '../modules/verify/verify.service.js';
@@ -47,7 +48,7 @@ export function requireBearer(verify: VerifyService, projects: ProjectsService, 
     if (!project || !user || user.project_id !== project.id)
       throw invalidToken('the user of this token no longer exists');
     const origin = request.headers.origin;
-    if (origin && !(JSON.parse(project.origins) as string[]).includes(origin)) {
+    if (origin && !originAllowed(project, origin)) {
       throw forbidden(`origin ${origin} is not allowed for this project`, ErrorCodes.originNotAllowed);
     }
     request.auth = { project, user, claims: result.claims };

@@ -1,14 +1,11 @@
 import { ErrorCodes, VerifyReasons } from '@tessera/core';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError, TesseraError } from '../errors.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError, TesseraError, toKnownError } from '../errors.js';
 
-type Format = 'problem' | 'oauth' | 'verify';
-
-function formatOf(url: string): Format {
-  if (url === '/verify' || url.startsWith('/verify?')) return 'verify';
-  if (url.startsWith('/oauth/')) return 'oauth';
-  return 'problem';
-}
+/**
+ * The error handlers and not-found handlers of the route families (src/http/). A family sets
+ * one of each with `setErrorHandler` / `setNotFoundHandler`; nothing here looks at the URL.
+ */
 
 /** Fastify's own 4xx errors, with fixed public text: a JSON parser message can quote the body. */
 function fromFastify(error: FastifyError): TesseraError | undefined {
@@ -35,6 +32,35 @@ function fromFastify(error: FastifyError): TesseraError | undefined {
   return undefined;
 }
 
+/**
+ * Known errors keep their status and code; everything else becomes a 500 whose detail only the
+ * log sees. Every 5xx is logged.
+ */
+function knownError(error: FastifyError | Error, request: FastifyRequest): TesseraError {
+  // A database that is away becomes a 503 with Retry-After (toKnownError), never a 500.
+  const known = toKnownError(error) ?? fromFastify(error as FastifyError);
+  if (!known) {
+    request.log.error({ err: error }, 'unexpected error');
+    return new TesseraError(
+      500,
+      ErrorCodes.internalError,
+      'an unexpected error occurred; it has been logged',
+    );
+  }
+  if (known.statusCode >= 500) request.log.error({ code: known.code, cause: known.cause }, known.message);
+  return known;
+}
+
+/** RFC 9457 `application/problem+json` with a stable `code`: the API's default format. */
+export function problemErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = knownError(error, request);
+  return reply
+    .code(known.statusCode)
+    .headers(known.headers)
+    .type('application/problem+json')
+    .send(known.toProblem());
+}
+
 const OAUTH_ERRORS: Partial<Record<string, string>> = {
   [ErrorCodes.invalidClient]: 'invalid_client',
   [ErrorCodes.unknownApiKey]: 'invalid_client',
@@ -42,56 +68,51 @@ const OAUTH_ERRORS: Partial<Record<string, string>> = {
   [ErrorCodes.rateLimited]: 'slow_down',
   [ErrorCodes.invalidToken]: 'invalid_token',
   [ErrorCodes.unauthorized]: 'invalid_token',
+  [ErrorCodes.serviceUnavailable]: 'temporarily_unavailable',
 };
 
-/**
- * One error handler: known errors keep their status and code; everything else is a 500 whose
- * detail only the log sees. The body format follows the endpoint family.
- */
-export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const format = formatOf(request.url);
-    if (error instanceof OAuthError) {
-      return reply
-        .code(error.statusCode)
-        .headers({ 'cache-control': 'no-store', ...error.headers })
-        .send({ error: error.error, error_description: error.message });
-    }
-    let known = error instanceof TesseraError ? error : fromFastify(error);
-    if (!known) {
-      request.log.error({ err: error }, 'unexpected error');
-      known = new TesseraError(
-        500,
-        ErrorCodes.internalError,
-        'an unexpected error occurred; it has been logged',
-      );
-    } else if (known.statusCode >= 500) {
-      request.log.error({ code: known.code, cause: known.cause }, known.message);
-    }
-    reply.headers(known.headers);
-    if (format === 'verify') {
-      const reason = known.statusCode === 413 ? VerifyReasons.tooLarge : VerifyReasons.malformedRequest;
-      return reply.code(known.statusCode).send({ success: false, reason });
-    }
-    if (format === 'oauth') {
-      const oauthError =
-        OAUTH_ERRORS[known.code] ?? (known.statusCode >= 500 ? 'server_error' : 'invalid_request');
-      return reply
-        .code(known.statusCode)
-        .header('cache-control', 'no-store')
-        .send({ error: oauthError, error_description: known.message });
-    }
-    return reply.code(known.statusCode).type('application/problem+json').send(known.toProblem());
-  });
+/** RFC 6749 §5.2 `{ error, error_description }`, never cached: the `/oauth/*` format. */
+export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof OAuthError) {
+    return reply
+      .code(error.statusCode)
+      .headers({ 'cache-control': 'no-store', ...error.headers })
+      .send({ error: error.error, error_description: error.message });
+  }
+  const known = knownError(error, request);
+  const oauthError =
+    OAUTH_ERRORS[known.code] ?? (known.statusCode >= 500 ? 'server_error' : 'invalid_request');
+  return reply
+    .code(known.statusCode)
+    .headers(known.headers)
+    .header('cache-control', 'no-store')
+    .send({ error: oauthError, error_description: known.message });
+}
 
-  app.setNotFoundHandler((request, reply) => {
-    const error = new TesseraError(
-      404,
-      ErrorCodes.notFound,
-      `no route ${request.method} ${request.url.split('?')[0]}`,
-    );
-    if (formatOf(request.url) === 'oauth')
-      return reply.code(404).send({ error: 'invalid_request', error_description: error.message });
-    return reply.code(404).type('application/problem+json').send(error.toProblem());
-  });
+/**
+ * `POST /verify`'s `{ success: false, reason }` with one of the fixed reasons: a malformed
+ * request, a body over the limit, or — for a 5xx — an internal error (the token was not checked).
+ */
+export function verifyErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = knownError(error, request);
+  const reason =
+    known.statusCode >= 500
+      ? VerifyReasons.internalError
+      : known.statusCode === 413
+        ? VerifyReasons.tooLarge
+        : VerifyReasons.malformedRequest;
+  return reply.code(known.statusCode).headers(known.headers).send({ success: false, reason });
+}
+
+const noRoute = (request: FastifyRequest) =>
+  new TesseraError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split('?')[0]}`);
+
+/** A 404 problem document naming the method and path (never the query, which may hold a secret). */
+export function problemNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).type('application/problem+json').send(noRoute(request).toProblem());
+}
+
+/** The 404 of `/oauth/*`, in the RFC 6749 shape. */
+export function oauthNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).send({ error: 'invalid_request', error_description: noRoute(request).message });
 }

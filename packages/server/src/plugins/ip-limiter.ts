@@ -1,7 +1,8 @@
 import type { RateLimit } from '../config/index.js';
 import { sha256 } from '../crypto/hash.js';
 import type { Db } from '../db/connect.js';
-import { addHits, type RateLimitResult } from './rate-limiter.js';
+import * as rateLimitsRepository from '../modules/rate-limits/rate-limits.repository.js';
+import type { RateLimitResult } from './rate-limiter.js';
 
 interface Window {
   resetAt: number;
@@ -79,12 +80,11 @@ export class IpLimiter {
       }
       const added = window.pending;
       if (added === 0) continue;
-      const [row] = (await addHits(this.db.kysely, key, added, now, window.resetAt)).rows;
-      if (!row) throw new Error('rate limit upsert returned no row');
+      const shared = await rateLimitsRepository.addHits(this.db.kysely, key, added, now, window.resetAt);
       // Hits counted while the write was under way stay pending for the next sync.
       window.pending -= added;
-      window.base = Number(row.count);
-      window.resetAt = Number(row.reset_at);
+      window.base = shared.count;
+      window.resetAt = shared.resetAt;
     }
   }
 }

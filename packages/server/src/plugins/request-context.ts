@@ -1,9 +1,10 @@
 import { ErrorCodes } from '@tessera/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { RateLimit } from '../config/index.js';
-import type { Project } from '../db/schema.js';
 import { forbidden, tooManyRequests } from '../errors.js';
+import { originAllowed, type Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
+import { clientNetwork } from '../net/client-network.js';
 import type { IpLimiter } from './ip-limiter.js';
 
 declare module 'fastify' {
@@ -13,10 +14,26 @@ declare module 'fastify' {
   }
 }
 
-/** The API key id of a request: header `API_KEY_ID` (also accepted as `Api-Key-Id`, which proxies keep). */
+/** The authentication and per-IP hooks app-facing routes declare as `preHandler`s. */
+export interface AppHooks {
+  /** `API_KEY_ID` names the project (`request.project`); a browser's Origin must be one of its origins. */
+  project: preHandlerAsyncHookHandler;
+  /** `Authorization: Bearer <access token>` of a user of the project (`request.auth`). */
+  bearer: preHandlerAsyncHookHandler;
+  /** Counts requests per client IP under `scope` (one scope per endpoint family). */
+  ipLimit(scope: string): preHandlerAsyncHookHandler;
+}
+
+/**
+ * The API key id of a request: header `API_KEY_ID` (also accepted as `Api-Key-Id`, which proxies
+ * keep); undefined only when neither is sent. A header sent empty or over 100 characters reads as
+ * '', an id no project has: never as absent, which would skip the audience check of /verify and
+ * Bearer (issue 12).
+ */
 export function apiKeyIdOf(request: FastifyRequest): string | undefined {
   const value = request.headers.api_key_id ?? request.headers['api-key-id'];
-  return typeof value === 'string' && value.length > 0 && value.length <= 100 ? value : undefined;
+  if (value === undefined) return undefined;
+  return typeof value === 'string' && value.length <= 100 ? value : '';
 }
 
 /**
@@ -27,17 +44,17 @@ export function requireProject(projects: ProjectsService) {
   return async (request: FastifyRequest): Promise<void> => {
     const project = await projects.requireApiKeyId(apiKeyIdOf(request));
     const origin = request.headers.origin;
-    if (origin && !(JSON.parse(project.origins) as string[]).includes(origin)) {
+    if (origin && !originAllowed(project, origin)) {
       throw forbidden(`origin ${origin} is not allowed for this project`, ErrorCodes.originNotAllowed);
     }
     request.project = project;
   };
 }
 
-/** preHandler counting requests per client IP and route family. */
+/** preHandler counting requests per client network (IPv4 address, IPv6 /64) and route family. */
 export function limitPerIp(limiter: IpLimiter, scope: string, rule: RateLimit) {
   return async (request: FastifyRequest): Promise<void> => {
-    const result = limiter.hit(scope, request.ip, rule);
+    const result = limiter.hit(scope, clientNetwork(request.ip), rule);
     if (!result.allowed)
       throw tooManyRequests('too many requests from this address; slow down', result.retryAfter);
   };

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
+import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { type AppContext, buildApp } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
+import type { AppContext } from '../../src/context.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { connect, type Db, migrate } from '../../src/db/connect.js';
 import { KeyStore } from '../../src/keys/key-store.js';
@@ -126,12 +128,14 @@ export interface StartOptions {
 
 export interface TestServer {
   url: string;
+  /** The app itself, for `inject` where real HTTP would only slow a test down (the fuzz test). */
+  app: FastifyInstance;
   config: Readonly<Config>;
   ctx: AppContext;
   storage: TestStorage;
   masterKey: string;
   outbox: DevOutbox;
-  /** The project every test server starts with (origin http://app.test). */
+  /** The project every test server starts with (origin http://app.test), named `test` (`test-<port>` on shared storage). */
   project: ProjectCredentials;
   /** fetch against the server; JSON bodies are serialised, answers parsed. */
   request(
@@ -184,7 +188,11 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     ...(options.now ? { now: options.now } : {}),
   });
   await app.listen({ host: '127.0.0.1', port });
-  const project = await ctx.projects.create({ name: 'test', origins: ['http://app.test'] });
+  // Project names are unique: a second server on the same storage names its project after its port.
+  const project = await ctx.projects.create({
+    name: options.storage ? `test-${port}` : 'test',
+    origins: ['http://app.test'],
+  });
   const url = `http://127.0.0.1:${port}`;
 
   const request: TestServer['request'] = async (method, path, opts = {}) => {
@@ -211,6 +219,7 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
 
   return {
     url,
+    app,
     config,
     ctx,
     storage,

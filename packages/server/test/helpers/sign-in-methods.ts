@@ -34,7 +34,7 @@ export async function webCryptoDevice(): Promise<TestDevice> {
   return {
     jwk: await subtle.exportKey('jwk', pair.publicKey),
     sign: async (text) =>
-      Buffer.from(
+      lowS(
         await subtle.sign(
           { name: 'ECDSA', hash: 'SHA-256' },
           pair.privateKey,
@@ -42,6 +42,26 @@ export async function webCryptoDevice(): Promise<TestDevice> {
         ),
       ).toString('base64url'),
   };
+}
+
+/** n, the order of the P-256 group. */
+export const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** (r, n − s): the other spelling of a raw r‖s P-256 signature, which ECDSA verifies just the same. */
+export function otherS(signature: ArrayBuffer | Uint8Array): Buffer {
+  const bytes = Buffer.from(signature instanceof Uint8Array ? signature : new Uint8Array(signature));
+  const s = BigInt(`0x${bytes.subarray(32).toString('hex')}`);
+  bytes.set(Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex'), 32);
+  return bytes;
+}
+
+/**
+ * A raw r‖s P-256 signature with s ≤ n/2, the only spelling the service accepts: what an app does
+ * after WebCrypto, which leaves s to chance. Written with BigInt, apart from the server's code.
+ */
+export function lowS(signature: ArrayBuffer | Uint8Array): Buffer {
+  const bytes = Buffer.from(signature instanceof Uint8Array ? signature : new Uint8Array(signature));
+  return BigInt(`0x${bytes.subarray(32).toString('hex')}`) > P256_N / 2n ? otherS(bytes) : bytes;
 }
 
 export const bearer = (bundle: OAuthTokenBundle) => ({ authorization: `Bearer ${bundle.access_token}` });

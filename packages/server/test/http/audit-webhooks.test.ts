@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
-import { recordKeyRotation } from '../../src/app.js';
+import { recordKeyRotation } from '../../src/context.js';
 import { TesseraError } from '../../src/errors.js';
 import { rotateKeys } from '../../src/keys/rotation.js';
 import { createLogger } from '../../src/logger.js';
@@ -28,6 +28,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import { lowS } from '../helpers/sign-in-methods.js';
 
 const ENV = RELAXED_LIMITS;
 
@@ -146,7 +147,7 @@ async function sign(keys: CryptoKeyPair, message: string): Promise<string> {
     keys.privateKey,
     new TextEncoder().encode(message),
   );
-  return Buffer.from(signature).toString('base64url');
+  return lowS(signature).toString('base64url');
 }
 
 async function registerDevice(server: TestServer, bundle: OAuthTokenBundle) {
@@ -302,16 +303,20 @@ eachDialect('audit log', (dialect) => {
     assert.equal(reused.status, 400, reused.text);
 
     // Phase 3: PIN set, a device added, five wrong PINs lock PIN sign-in, the device removed.
+    // Enrolment needs a recent OTP or passkey sign-in: the user signs in again first.
     clock.t += 1000_000;
+    const fresh = await server.signIn(email);
+    secrets.push(fresh.access_token, fresh.refresh_token, server.lastCode(email));
+    clock.t += 1;
     phase.device = clock.t;
     const pin = '480213';
     secrets.push(pin);
     const pinSet = await server.request('PUT', '/v1/pin', {
       body: { pin },
-      headers: { authorization: `Bearer ${bundle.access_token}` },
+      headers: { authorization: `Bearer ${fresh.access_token}` },
     });
     assert.equal(pinSet.status, 200, pinSet.text);
-    const device = await registerDevice(server, bundle);
+    const device = await registerDevice(server, fresh);
     for (let i = 0; i < 5; i++) {
       const wrongPin = `9${String(1000 + i)}7`;
       secrets.push(wrongPin);
@@ -401,10 +406,16 @@ eachDialect('audit log', (dialect) => {
     assert.deepEqual(
       one('session.revoked')
         .map((e) => e.data)
-        .sort((x, y) => String(y.by).localeCompare(String(x.by))),
+        .sort(
+          (x, y) =>
+            String(y.by).localeCompare(String(x.by)) ||
+            String(x.session_id).localeCompare(String(y.session_id)),
+        ),
       [
         { session_id: decodeJwt(third.access_token).sid, by: 'user' },
-        { session_id: decodeJwt(bundle.access_token).sid, by: 'integrator' },
+        ...[bundle, fresh]
+          .map((b) => ({ session_id: decodeJwt(b.access_token).sid, by: 'integrator' }))
+          .sort((x, y) => String(x.session_id).localeCompare(String(y.session_id))),
       ],
     );
     // Newest first.
@@ -840,7 +851,14 @@ eachDialect('webhooks', (dialect) => {
       const production = new WebhooksService(
         server.storage.db,
         randomBytes(32),
-        { backoff: [5], timeoutMs: 1000, allowHttp: false },
+        {
+          backoff: [5],
+          timeoutMs: 1000,
+          allowHttp: false,
+          allowPrivate: false,
+          maxEndpoints: 10,
+          deliveriesPerMinute: 600,
+        },
         createLogger('silent'),
       );
       await assert.rejects(

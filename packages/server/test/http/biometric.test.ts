@@ -240,7 +240,7 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
       assert.equal(listed.body.passkeys[0].last_used_at, new Date(clock.t).toISOString());
     });
 
-    test('identifier-first: allowCredentials lists the user’s passkeys; an unknown identifier gets the same shape', async () => {
+    test('identifier-first: allowCredentials lists the user’s passkeys; an unknown identifier gets a stable decoy of the same shape', async () => {
       const { email, bundle, authenticator } = await userWithPasskey();
       const second = new SoftwareAuthenticator();
       assert.equal((await register(bundle, second, { fmt: 'packed' })).status, 201);
@@ -252,7 +252,33 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
       const unknown = await startSignIn(nextEmail());
       assert.deepEqual(Object.keys(unknown).sort(), Object.keys(known).sort());
       assert.deepEqual(Object.keys(unknown.options).sort(), Object.keys(known.options).sort());
-      assert.deepEqual(unknown.options.allowCredentials, []);
+      // Regression (enumeration): an unknown identifier used to get [] and so told who has an account.
+      const decoys = unknown.options.allowCredentials ?? [];
+      assert.equal(decoys.length, 1);
+      assert.match(decoys[0]!.id, /^[A-Za-z0-9_-]{22}$/);
+      assert.deepEqual(
+        Object.keys(decoys[0]!).sort(),
+        Object.keys(known.options.allowCredentials![0]!).sort(),
+      );
+      const stranger = nextEmail();
+      const first = await startSignIn(stranger);
+      const again = await startSignIn(stranger.toUpperCase());
+      assert.deepEqual(again.options.allowCredentials, first.options.allowCredentials);
+      assert.notDeepEqual(first.options.allowCredentials, decoys);
+      // A user with an account but no passkey looks the same as no account at all.
+      const withoutPasskey = nextEmail();
+      await server.signIn(withoutPasskey);
+      const none = await startSignIn(withoutPasskey);
+      assert.equal(none.options.allowCredentials?.length, 1);
+      assert.equal(
+        (
+          await completeSignIn(
+            none.challenge_id,
+            authenticator.authenticate({ challenge: none.options.challenge }),
+          )
+        ).status,
+        400,
+      );
       for (const passkey of [authenticator, second]) {
         const { challenge_id, options } = await startSignIn(email);
         const answer = await completeSignIn(
@@ -458,6 +484,81 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
     });
   });
 
+  describe('abuse resistance', () => {
+    test('regression: removing a passkey ends the sessions it started (they stayed alive for 30 days)', async () => {
+      const { authenticator, bundle } = await userWithPasskey();
+      const { challenge_id, options } = await startSignIn();
+      const signedIn = await completeSignIn(
+        challenge_id,
+        authenticator.authenticate({ challenge: options.challenge }),
+      );
+      assert.equal(signedIn.status, 200, signedIn.text);
+      const passkeyBundle = signedIn.body.oauth_token as OAuthTokenBundle;
+      const removed = await server.request('DELETE', `/v1/biometrics/${authenticator.id}`, {
+        headers: bearer(bundle),
+      });
+      assert.equal(removed.status, 204, removed.text);
+      const verified = await server.request('POST', '/verify', {
+        body: { oauth_token: { access_token: passkeyBundle.access_token } },
+        headers: keyOf(server.project),
+      });
+      assert.deepEqual(verified.body, { success: false, reason: 'JWT token has been revoked' });
+      const refreshed = await server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: passkeyBundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+      assert.equal(refreshed.status, 400, refreshed.text);
+      assert.equal(refreshed.body.error, 'invalid_grant');
+      // The OTP session that removed it is not the passkey's and goes on.
+      const own = await server.request('GET', '/v1/biometrics', { headers: bearer(bundle) });
+      assert.equal(own.status, 200, own.text);
+    });
+
+    test('regression: junk assertions naming a victim’s credential id do not lock the genuine passkey out', async () => {
+      const { authenticator, userId } = await userWithPasskey();
+      // Twice the failure budget of junk: a signature made by another key over the victim's credential id.
+      const forger = new SoftwareAuthenticator();
+      for (let i = 0; i < 2 * 10 + 1; i++) {
+        const { challenge_id, options } = await startSignIn();
+        const junk = {
+          ...forger.authenticate({ challenge: options.challenge }),
+          id: authenticator.id,
+          rawId: authenticator.id,
+        };
+        const answer = await completeSignIn(challenge_id, junk);
+        assertProblem(answer, 400, 'passkey_verification_failed');
+      }
+      const { challenge_id, options } = await startSignIn();
+      const genuine = await completeSignIn(
+        challenge_id,
+        authenticator.authenticate({ challenge: options.challenge }),
+      );
+      assert.equal(genuine.status, 200, genuine.text);
+      const failures = await server.storage.db.kysely
+        .selectFrom('audit_events')
+        .select('data')
+        .where('user_id', '=', userId)
+        .where('type', '=', 'signin.failed')
+        .execute();
+      assert.ok(failures.length >= 21);
+      for (const f of failures) assert.equal(JSON.parse(f.data).reason, 'verification_failed');
+    });
+
+    test('regression: a forged signature is passkey_verification_failed, not user_verification_required', async () => {
+      const { authenticator } = await userWithPasskey();
+      const { challenge_id, options } = await startSignIn();
+      const real = authenticator.authenticate({ challenge: options.challenge });
+      const signature = Buffer.from(real.response.signature, 'base64url');
+      const last = signature.length - 1;
+      signature.writeUInt8(signature.readUInt8(last) ^ 0x01, last);
+      const forged = { ...real, response: { ...real.response, signature: signature.toString('base64url') } };
+      assertProblem(await completeSignIn(challenge_id, forged), 400, 'passkey_verification_failed');
+    });
+  });
+
   describe('management', () => {
     test('several passkeys per user; list and remove; a removed passkey cannot sign in', async () => {
       const bundle = await server.signIn(nextEmail());
@@ -528,7 +629,7 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
         .sort((a, b) => a.type.localeCompare(b.type));
       assert.deepEqual(seen, [
         { type: 'passkey.added', data: { passkey_id: authenticator.id } },
-        { type: 'passkey.removed', data: { passkey_id: authenticator.id } },
+        { type: 'passkey.removed', data: { passkey_id: authenticator.id, sessions_revoked: 1 } },
         { type: 'signin.succeeded', data: { method: 'BIOMETRIC', passkey_id: authenticator.id } },
       ]);
     });

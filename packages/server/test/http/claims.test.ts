@@ -135,7 +135,22 @@ eachDialect('custom claims (integrator API)', (dialect) => {
 
   test('every reserved claim name is refused with reserved_claim', async () => {
     const { userId } = await newUser();
-    const sample = ['sub', 'aud', 'exp', 'iss', 'sid', 'type', 'identifier', 'auth_time', 'nonce', 'email'];
+    const sample = [
+      'sub',
+      'aud',
+      'exp',
+      'iss',
+      'sid',
+      'type',
+      'identifier',
+      'auth_time',
+      'nonce',
+      'email',
+      'client_id',
+      'active',
+      'token_type',
+      'cnf',
+    ];
     for (const name of sample) assert.ok(RESERVED_CLAIMS.has(name), `${name} should be reserved`);
     for (const name of RESERVED_CLAIMS) {
       const response = await claimsCall(server, 'PUT', userId, { body: { claims: { ok: 1, [name]: 'x' } } });
@@ -144,6 +159,25 @@ eachDialect('custom claims (integrator API)', (dialect) => {
     }
     // Nothing was stored on the way.
     assert.deepEqual((await claimsCall(server, 'GET', userId)).body, { claims: {} });
+  });
+
+  test("authorization claims (roles, groups, permissions, entitlements) are the integrator's to set", async () => {
+    const { email, userId } = await newUser();
+    const claims = {
+      roles: ['admin', 'billing'],
+      groups: ['eng'],
+      permissions: ['invoices:read', 'invoices:write'],
+      entitlements: ['pro'],
+      name: 'Ada',
+      locale: 'en-GB',
+    };
+    for (const name of Object.keys(claims)) assert.ok(!RESERVED_CLAIMS.has(name), `${name} is not reserved`);
+    const put = await claimsCall(server, 'PUT', userId, { body: { claims } });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual(put.body, { claims });
+    const access = decodeJwt((await server.signIn(email)).access_token);
+    for (const [name, value] of Object.entries(claims)) assert.deepEqual(access[name], value, name);
+    assert.equal(access.sub, userId);
   });
 
   test('claims must be a JSON object', async () => {
@@ -174,6 +208,29 @@ eachDialect('custom claims (integrator API)', (dialect) => {
       assert.match(response.body.detail, /nested/);
     }
     assert.deepEqual((await claimsCall(server, 'GET', userId)).body, { claims: fourWithArray });
+  });
+
+  test('claims nested thousands deep are refused with 400 invalid_claims, not a 500', async () => {
+    const { userId } = await newUser();
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{"a":', '}'],
+    ] as const) {
+      for (const depth of [5, 1000, 5000, 100_000]) {
+        const raw = `{"claims":{"deep":${open.repeat(depth)}1${close.repeat(depth)}}}`;
+        const response = await server.request('PUT', `/v1/users/${userId}/claims`, {
+          raw,
+          headers: { authorization: basic(server.project), 'content-type': 'application/json' },
+        });
+        if (raw.length > server.config.bodyLimit) {
+          assertProblem(response, 413, 'payload_too_large');
+        } else {
+          assertProblem(response, 400, 'invalid_claims');
+          assert.match(response.body.detail, /nested more than 4 levels/);
+        }
+      }
+    }
+    assert.deepEqual((await claimsCall(server, 'GET', userId)).body, { claims: {} });
   });
 
   test('serialised claims over 1,000 bytes are refused with 413 claims_too_large', async () => {

@@ -1,72 +1,23 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/db/connect.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import {
+  assertOneLineError,
+  collect,
+  finished,
+  logLines,
+  outputMatches,
+  root,
+  run,
+  spawnCli,
+} from '../helpers/cli.js';
 import { freePort } from '../helpers/harness.js';
-
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const CLI = ['--conditions=tessera-source', '--import', 'tsx', 'packages/server/src/cli.ts'];
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The parent's environment without any TESSERA_* or NODE_ENV, plus `extra`. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!name.startsWith('TESSERA_') && name !== 'NODE_ENV') env[name] = value;
-  }
-  return { ...env, ...extra };
-}
-
-function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...CLI, ...args], { cwd: root, env: cleanEnv(env), stdio: 'pipe' });
-}
-
-function finished(child: ChildProcess, output: { stdout: string; stderr: string }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal, ...output }));
-  });
-}
-
-function collect(child: ChildProcess) {
-  const output = { stdout: '', stderr: '' };
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stdout += chunk;
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stderr += chunk;
-  });
-  return output;
-}
-
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawnCli(args, env);
-  return finished(child, collect(child));
-}
-
-/** A single-line error on stderr with no stack trace. */
-function assertOneLineError(result: Run, code: number, pattern: RegExp): void {
-  assert.equal(result.code, code, `exit ${result.code}; stderr: ${result.stderr}`);
-  const lines = result.stderr.trimEnd().split('\n');
-  assert.equal(lines.length, 1, `stderr is not one line: ${result.stderr}`);
-  assert.match(lines[0]!, /^tessera: /);
-  assert.match(lines[0]!, pattern);
-  assert.doesNotMatch(result.stderr, /^\s+at /m);
-  assert.equal(result.stdout, '');
-}
 
 describe('tessera CLI', () => {
   let dir: string;
@@ -137,7 +88,7 @@ describe('tessera CLI', () => {
       ['projects', 'create', '--name', 'bad', '--origin', 'https://app.example/path'],
       env,
     );
-    assertOneLineError(result, 1, /is not an origin/);
+    assertOneLineError(result, 2, /is not an origin/);
   });
 
   test('projects list --json lists the projects with their normalised origins', async () => {
@@ -277,5 +228,233 @@ describe('tessera CLI', () => {
     // The demo project was created once.
     const projects = await json(['projects', 'list']);
     assert.equal(projects.filter((p: { name: string }) => p.name === 'demo').length, 1);
+  });
+
+  test('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'packages/server/package.json'), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const result = await run([flag], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `${version}\n`);
+      assert.equal(result.stderr, '');
+    }
+  });
+
+  test('usage errors exit 2 with one line: unknown commands and options, invalid values', async () => {
+    assertOneLineError(await run(['bogus'], env), 2, /unknown command 'bogus'/);
+    assertOneLineError(
+      await run(['projects', 'list', '--jsn'], env),
+      2,
+      /^tessera: unknown option '--jsn' \(Did you mean --json\?\)$/,
+    );
+    assertOneLineError(await run(['projects', 'show'], env), 2, /missing required argument 'project'/);
+    assertOneLineError(
+      await run(['projects', 'create'], env),
+      2,
+      /required option '--name <name>' not specified/,
+    );
+    assertOneLineError(
+      await run(['projects', 'create', '--name', '  '], env),
+      2,
+      /a project name of 1 to 100/,
+    );
+    assertOneLineError(
+      await run(['projects', 'create', '--name', 'x', '--rp-id', 'bad id!'], env),
+      2,
+      /argument 'bad id!' is invalid\. "bad id!" is not a relying-party id/,
+    );
+    assertOneLineError(
+      await run(['projects', 'create', '--name', 'x', '--rp-id', '10.1.2.3'], env),
+      2,
+      /relying-party id/,
+    );
+    assertOneLineError(
+      await run(
+        ['projects', 'create', '--name', 'x', '--origin', 'https://x.example', '--rp-id', 'y.example'],
+        env,
+      ),
+      2,
+      /not the host \(or a parent domain\) of any of the project's origins/,
+    );
+    assertOneLineError(
+      await run(['serve', '--workers', '0'], env),
+      2,
+      /the number of workers must be a whole number from 1 to 256/,
+    );
+    assertOneLineError(
+      await run(['projects', 'create', '--name', 'acme'], env),
+      2,
+      /a project named "acme" exists already/,
+    );
+    // Nothing was created by the refused commands.
+    const names = (await json(['projects', 'list'])).map((p: { name: string }) => p.name);
+    assert.deepEqual(names, ['acme', 'second', 'demo']);
+  });
+
+  test('regression: keys rotate --delay refuses anything but whole seconds up to 30 days, and publishes no key', async () => {
+    const before = await json(['keys', 'list']);
+    for (const delay of ['abc', '-1', '1e3', '2592001']) {
+      assertOneLineError(
+        await run(['keys', 'rotate', '--delay', delay], env),
+        2,
+        /--delay <seconds>.*whole number from 0 to 2592000/,
+      );
+    }
+    assert.deepEqual(await json(['keys', 'list']), before);
+    const rotation = await run(['keys', 'rotate', '--delay', '2592000'], env);
+    assert.equal(rotation.code, 0, rotation.stderr);
+    assert.match(rotation.stdout, /starts signing in 2592000 s\n$/);
+    const next = (await json(['keys', 'list'])).find((k: { status: string }) => k.status === 'next');
+    assert.ok(next, 'no next key');
+  });
+
+  test('projects show, update and delete, by name or API key id', async () => {
+    const shown = await json(['projects', 'show', 'acme']);
+    assert.equal(shown.api_key_id, created.api_key_id);
+    assert.deepEqual(await json(['projects', 'show', created.api_key_id]), shown);
+    assert.ok(!JSON.stringify(shown).includes('secret_hash') && !JSON.stringify(shown).includes('sk_'));
+    const text = await run(['projects', 'show', 'acme'], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^project acme\n {2}API key id: +pk_\S+\n/);
+    assert.match(text.stdout, /relying-party id: +app\.acme\.example\n/);
+
+    const updated = await json([
+      'projects',
+      'update',
+      'acme',
+      '--name',
+      'acme-shop',
+      '--add-origin',
+      'https://shop.acme.example',
+      '--remove-origin',
+      'http://localhost:5173',
+      '--rp-id',
+      'acme.example',
+      '--numeric-auth-time',
+    ]);
+    assert.deepEqual(
+      [updated.name, updated.origins, updated.rp_id, updated.numeric_auth_time, updated.device_requires_pin],
+      ['acme-shop', ['https://app.acme.example', 'https://shop.acme.example'], 'acme.example', true, false],
+    );
+    const back = await json([
+      'projects',
+      'update',
+      created.api_key_id,
+      '--no-numeric-auth-time',
+      '--origin',
+      'https://acme.example',
+    ]);
+    assert.deepEqual([back.numeric_auth_time, back.origins], [false, ['https://acme.example']]);
+    assertOneLineError(await run(['projects', 'update', 'acme-shop'], env), 2, /nothing to change/);
+    assertOneLineError(
+      await run(['projects', 'update', 'acme-shop', '--remove-origin', 'https://nope.example'], env),
+      2,
+      /"https:\/\/nope\.example" is not one of the project's origins/,
+    );
+    assertOneLineError(
+      await run(['projects', 'update', 'acme-shop', '--name', 'second'], env),
+      2,
+      /exists already/,
+    );
+    assertOneLineError(await run(['projects', 'update', 'acme'], env), 2, /no project named acme$/);
+
+    assertOneLineError(
+      await run(['projects', 'delete', 'acme-shop'], env),
+      2,
+      /deleting project acme-shop \(pk_\S+\) removes its users, sessions and credentials for good; add --yes to confirm/,
+    );
+    assert.equal((await json(['projects', 'show', 'acme-shop'])).api_key_id, created.api_key_id);
+    const deleted = await json(['projects', 'delete', 'acme-shop', '--yes']);
+    assert.deepEqual(deleted, { api_key_id: created.api_key_id, name: 'acme-shop', users_deleted: 0 });
+    assertOneLineError(
+      await run(['projects', 'show', created.api_key_id], env),
+      2,
+      /no project has the API key id/,
+    );
+  });
+
+  test('an unknown TESSERA_* variable is warned about in one line naming the closest known one', async () => {
+    const result = await run(['projects', 'list', '--json'], {
+      ...env,
+      TESSERA_DATABSE_URL: 'postgres://elsewhere',
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, result.stderr);
+    const warning = JSON.parse(lines[0]!);
+    assert.equal(warning.level, 40);
+    assert.equal(
+      warning.msg,
+      'unknown TESSERA_* variables ignored: TESSERA_DATABSE_URL (did you mean TESSERA_DATABASE_URL?)',
+    );
+    assert.ok(!lines[0]!.includes('postgres://elsewhere'), 'the value was logged');
+  });
+
+  test('serve honours PORT; with live delivery the banner advertises no development pages', async () => {
+    const port = await freePort();
+    const serveEnv = {
+      ...env,
+      PORT: String(port),
+      TESSERA_DEMO: 'true',
+      TESSERA_LOG_LEVEL: 'info',
+      // Live delivery; nothing is sent in this test, so the server need not exist.
+      TESSERA_SMTP_URL: 'smtp://127.0.0.1:9',
+    };
+    const child = spawnCli(['serve'], serveEnv);
+    const output = collect(child);
+    const done = finished(child, output);
+    try {
+      await outputMatches(
+        child,
+        output,
+        (o) => o.stdout.includes('Server listening at'),
+        'the server to listen',
+      );
+      assert.match(output.stdout, /Tessera is running in development mode\./);
+      assert.match(output.stdout, /Sign-in codes: +sent by e-mail and SMS \(live delivery\)/);
+      assert.doesNotMatch(output.stdout, /\/demo\/|\/dev\/outbox/);
+      const base = `http://127.0.0.1:${port}`;
+      assert.equal((await fetch(`${base}/healthz`)).status, 200);
+      assert.equal((await fetch(`${base}/dev/outbox`)).status, 404);
+      assert.equal((await fetch(`${base}/demo/`)).status, 404);
+      assert.ok(
+        logLines(output.stdout).some((l) => String(l.msg).includes(`:${port}`)),
+        'not listening on PORT',
+      );
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal((await done).code, 0);
+  });
+
+  test('serve and migrate wait for an unreachable database up to TESSERA_DATABASE_WAIT, logging, then exit 1', async () => {
+    const closed = await freePort();
+    const down = {
+      ...env,
+      TESSERA_DATABASE_URL: `postgres://tessera@127.0.0.1:${closed}/tessera`,
+      TESSERA_DATABASE_WAIT: '2',
+      TESSERA_LOG_LEVEL: 'info',
+    };
+    for (const command of ['serve', 'migrate']) {
+      const started = Date.now();
+      const result = await run([command], down);
+      const waited = Date.now() - started;
+      assert.equal(result.code, 1, `${command}: ${result.stderr}`);
+      assert.equal(
+        result.stderr.trimEnd().split('\n').at(-1),
+        'tessera: the database did not answer within 2 s (TESSERA_DATABASE_WAIT): ECONNREFUSED',
+      );
+      const log = command === 'serve' ? result.stdout : result.stderr;
+      const retries = logLines(log).filter((l) => l.msg === 'database not reachable yet; retrying');
+      assert.ok(retries.length >= 2, `${command} retried ${retries.length} times: ${log}`);
+      assert.deepEqual(
+        retries.slice(0, 2).map((l) => [l.code, l.retryInMs]),
+        [
+          ['ECONNREFUSED', 500],
+          ['ECONNREFUSED', 1000],
+        ],
+      );
+      assert.ok(waited >= 2000, `${command} gave up after ${waited} ms`);
+    }
   });
 });

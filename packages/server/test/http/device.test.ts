@@ -11,6 +11,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import { lowS, otherS, P256_N } from '../helpers/sign-in-methods.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
 const { subtle } = globalThis.crypto;
@@ -49,21 +50,32 @@ async function webCryptoDevice(namedCurve = 'P-256'): Promise<TestDevice & { pri
         new TextEncoder().encode(text),
       );
       assert.equal(signature.byteLength, namedCurve === 'P-384' ? 96 : 64);
-      return Buffer.from(signature).toString('base64url');
+      return (namedCurve === 'P-256' ? lowS(signature) : Buffer.from(signature)).toString('base64url');
     },
   };
 }
 
-/** A key-store-style device (Android SHA256withECDSA, iOS SecKeyCreateSignature): DER signatures. */
-function derDevice(): TestDevice {
+/** The s of a DER ECDSA signature (SEQUENCE { INTEGER r, INTEGER s }), read the simple way. */
+const sOfDer = (der: Buffer) => BigInt(`0x${der.subarray(4 + der[3]! + 2).toString('hex')}`);
+
+/**
+ * A key-store-style device (Android SHA256withECDSA, iOS SecKeyCreateSignature): DER signatures.
+ * OpenSSL, like the key stores, leaves s to chance; `signWith` signs until s is low (as the service
+ * wants) or high.
+ */
+function derDevice(): TestDevice & { signWith(text: string, s: 'low' | 'high'): Promise<string> } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return {
-    jwk: publicKey.export({ format: 'jwk' }) as JsonWebKey,
-    async sign(text) {
+  const signWith = async (text: string, s: 'low' | 'high') => {
+    for (;;) {
       const der = nodeSign('sha256', Buffer.from(text, 'utf8'), privateKey);
       assert.equal(der[0], 0x30, 'a DER SEQUENCE');
-      return der.toString('base64url');
-    },
+      if (sOfDer(der) > P256_N / 2n === (s === 'high')) return der.toString('base64url');
+    }
+  };
+  return {
+    jwk: publicKey.export({ format: 'jwk' }) as JsonWebKey,
+    sign: (text) => signWith(text, 'low'),
+    signWith,
   };
 }
 
@@ -650,6 +662,68 @@ eachDialect('TRUSTED DEVICE', (dialect) => {
         .where('type', '=', 'device.removed')
         .executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(removal.data), { device_id: deviceId, sessions_revoked: 2 });
+    });
+  });
+
+  // Issue 12: ECDSA verifies (r, s) and (r, n − s) alike, and a lenient base64url decoder ignores
+  // the unused bits of the last character; the service takes one spelling of each signature.
+  describe('one spelling per signature', () => {
+    /** A fresh sign-in challenge and the text the device signs for it. */
+    const challengeFor = async (deviceId: string) => {
+      const { challenge_id, nonce } = (await startSignIn(deviceId)).body;
+      return {
+        challenge_id,
+        text: signedText('device-signin', server.project.api_key_id, challenge_id, nonce),
+      };
+    };
+
+    test('sign-in: the high-S twin of a valid raw signature → 401 invalid_signature', async () => {
+      const { deviceId, device } = await userWithDevice();
+      const { challenge_id, text } = await challengeFor(deviceId);
+      const twin = otherS(Buffer.from(await device.sign(text), 'base64url')).toString('base64url');
+      assertProblem(await complete(challenge_id, twin), 401, 'invalid_signature');
+      const fresh = await challengeFor(deviceId);
+      assert.equal((await complete(fresh.challenge_id, await device.sign(fresh.text))).status, 200);
+    });
+
+    test('sign-in: a DER signature with a high s → 401 invalid_signature', async () => {
+      const device = derDevice();
+      const { deviceId } = await userWithDevice(device);
+      const { challenge_id, text } = await challengeFor(deviceId);
+      assertProblem(
+        await complete(challenge_id, await device.signWith(text, 'high')),
+        401,
+        'invalid_signature',
+      );
+      const fresh = await challengeFor(deviceId);
+      assert.equal(
+        (await complete(fresh.challenge_id, await device.signWith(fresh.text, 'low'))).status,
+        200,
+      );
+    });
+
+    test('sign-in: a valid signature respelled with its unused last bits set → 401 invalid_signature', async () => {
+      const { deviceId, device } = await userWithDevice();
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      for (let bits = 1; bits <= 15; bits++) {
+        const { challenge_id, text } = await challengeFor(deviceId);
+        const signature = await device.sign(text);
+        assert.equal(signature.length, 86, 'raw r‖s: 64 bytes, 4 unused bits in the last character');
+        const respelled = signature.slice(0, -1) + alphabet[alphabet.indexOf(signature.at(-1)!) | bits];
+        assert.ok(Buffer.from(respelled, 'base64url').equals(Buffer.from(signature, 'base64url')));
+        assertProblem(await complete(challenge_id, respelled), 401, 'invalid_signature');
+      }
+    });
+
+    test('registration: a proof of possession with a high s → 401 invalid_signature', async () => {
+      const bundle = await server.signIn(nextEmail());
+      const device = await webCryptoDevice();
+      const highS: TestDevice = {
+        jwk: device.jwk,
+        sign: async (text) => otherS(Buffer.from(await device.sign(text), 'base64url')).toString('base64url'),
+      };
+      assertProblem(await register(bundle, device, { signer: highS }), 401, 'invalid_signature');
+      assert.equal((await register(bundle, device)).status, 201);
     });
   });
 });

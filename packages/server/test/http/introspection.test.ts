@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
+import * as claimsRepository from '../../src/modules/claims/claims.repository.js';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
+import { signJwt } from '../../src/tokens/jwt.js';
 import {
   basicAuth,
   eachDialect,
@@ -99,6 +101,54 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     });
     assert.equal(json.body.active, true);
     assert.equal(json.body.sub, userId);
+  });
+
+  test('custom claims named like answer members (active, token_type, …) never change the answer', async () => {
+    const email = nextEmail();
+    const signedIn = await server.signIn(email);
+    const userId = decodeJwt(signedIn.access_token).sub!;
+    const impostors = { active: false, token_type: 'refresh_token', client_id: 'pk_other', username: 'root' };
+
+    // The integrator API refuses them (RFC 7662 members are reserved names).
+    for (const [name, value] of Object.entries(impostors)) {
+      const put = await server.request('PUT', `/v1/users/${userId}/claims`, {
+        body: { claims: { role: 'admin', [name]: value } },
+        headers: { authorization: basic(server.project) },
+      });
+      assert.equal(put.status, 400, `${name}: ${put.text}`);
+      assert.equal(put.body.code, 'reserved_claim');
+    }
+
+    // Stored by an older release, which accepted `active` and `token_type`: left out of new tokens.
+    const project = (await server.ctx.projects.byApiKeyId(server.project.api_key_id))!;
+    await claimsRepository.upsert(
+      server.storage.db.kysely,
+      project.id,
+      userId,
+      { role: 'admin', ...impostors },
+      clock.t,
+    );
+    const bundle = await server.signIn(email);
+    const minted = decodeJwt(bundle.access_token);
+    assert.equal(minted.role, 'admin');
+    for (const name of Object.keys(impostors)) assert.equal(minted[name], undefined, name);
+
+    // A token that carries them (minted before the upgrade) is still answered by the service alone.
+    const key = server.ctx.keys.signingKey();
+    const legacy = signJwt(
+      { alg: 'ES256', kid: key.kid, typ: 'at+jwt' },
+      { ...minted, ...impostors, jti: 'legacy-token' },
+      key.privateKey,
+    );
+    for (const token of [bundle.access_token, legacy]) {
+      const response = await introspect(token);
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.body.active, true);
+      assert.equal(response.body.token_type, 'access_token');
+      assert.equal(response.body.client_id, server.project.api_key_id);
+      assert.equal(response.body.sub, userId);
+      assert.equal(response.body.role, 'admin');
+    }
   });
 
   test('an access token is inactive once expired (by the clock), revoked, or of another project', async () => {

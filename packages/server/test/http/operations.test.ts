@@ -9,7 +9,7 @@ import {
   type JSONWebKeySet,
   jwtVerify,
 } from 'jose';
-import { runHousekeeping } from '../../src/app.js';
+import { runHousekeeping } from '../../src/context.js';
 import { KEY_SWITCH_ALLOWANCE_MS, rotateKeys } from '../../src/keys/rotation.js';
 import {
   basicAuth,

@@ -274,6 +274,7 @@ eachDialect('OTP start', (dialect) => {
         }
         this.sent.push(message);
       }
+      async notify(): Promise<void> {}
       async close(): Promise<void> {}
     }
     const delivery = new FailingOnce();
@@ -300,6 +301,7 @@ eachDialect('OTP start', (dialect) => {
 
   test('an SMS delivery failure names SMS', async () => {
     const delivery: Delivery = {
+      notify: async () => {},
       send: async () => {
         throw new DeliveryError('gateway down');
       },

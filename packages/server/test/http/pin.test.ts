@@ -375,9 +375,10 @@ eachDialect('PIN', (dialect) => {
 
     test('regression: 5 wrong PINs, then a TRUSTED DEVICE sign-in cannot unlock and replace the PIN (PUT /v1/pin without current_pin → 423)', async () => {
       const user = await userWithDevice(server, PIN);
+      // A device session started before the lock (a device sign-in after it is refused: abuse test).
+      const device = await deviceSignIn(server, user);
       await lockPin(user);
       const lockedRow = (await pinRow(server, user.userId))!;
-      const device = await deviceSignIn(server, user);
       // The reported attack: no current_pin, on a session just started by the device alone.
       assertProblem(await setPin(device, OTHER_PIN), 423, 'pin_locked');
       // Nor with the right PIN, nor by removing the PIN and setting a new one.

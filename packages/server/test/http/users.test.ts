@@ -14,6 +14,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
+import { lowS } from '../helpers/sign-in-methods.js';
 
 const ENV = RELAXED_LIMITS;
 
@@ -39,7 +40,7 @@ async function sign(keys: CryptoKeyPair, message: string): Promise<string> {
     keys.privateKey,
     new TextEncoder().encode(message),
   );
-  return Buffer.from(signature).toString('base64url'); // raw r‖s, as WebCrypto produces it
+  return lowS(signature).toString('base64url'); // raw r‖s, s made low as apps must
 }
 
 async function registerDevice(

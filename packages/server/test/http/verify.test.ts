@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { createHmac, createPublicKey } from 'node:crypto';
+import { createHmac, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { VerifyReasons } from '@tessera/core';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { signJwt } from '../../src/tokens/jwt.js';
 import { eachDialect, startServer, type TestServer, uniqueEmail } from '../helpers/harness.js';
+import { otherS } from '../helpers/sign-in-methods.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60' };
 
@@ -319,5 +320,81 @@ eachDialect('POST /verify', (dialect) => {
     });
     assert.equal(actual.headers.get('access-control-allow-origin'), '*');
     assert.deepEqual(actual.body, { success: true });
+  });
+
+  // Issue 12: one spelling per token. ECDSA verifies (r, s) and (r, n − s) alike, and a lenient
+  // base64url decoder ignores the unused low bits of the last character.
+  test('the high-S twin (r, n − s) of a valid token is invalid, at /verify and as a Bearer token', async () => {
+    const bundle = await server.signIn(nextEmail());
+    const [header, payload, signature] = bundle.access_token.split('.') as [string, string, string];
+    const twin = `${header}.${payload}.${otherS(Buffer.from(signature, 'base64url')).toString('base64url')}`;
+    // The twin is a genuine signature of the issuer's key: only the low-S rule refuses it.
+    const jwk = server.ctx.keys.get(decodeProtectedHeader(twin).kid as string)!.publicKey;
+    assert.ok(
+      verifySignature(
+        'sha256',
+        Buffer.from(`${header}.${payload}`),
+        { key: jwk, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(twin.split('.')[2]!, 'base64url'),
+      ),
+    );
+    for (const apiKeyId of [server.project.api_key_id, undefined]) {
+      assert.deepEqual((await verify(twin, apiKeyId)).body, {
+        success: false,
+        reason: VerifyReasons.invalid,
+      });
+    }
+    const asBearer = await server.request('GET', '/v1/devices', {
+      headers: { authorization: `Bearer ${twin}` },
+    });
+    assert.equal(asBearer.status, 401, asBearer.text);
+    assert.equal(asBearer.body.code, 'invalid_token');
+    // The token as issued still verifies.
+    assert.deepEqual((await verify(bundle.access_token, server.project.api_key_id)).body, { success: true });
+  });
+
+  test('a valid token whose signature is respelled with its unused last bits set is invalid', async () => {
+    const bundle = await server.signIn(nextEmail());
+    const token = bundle.access_token;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const signature = token.slice(token.lastIndexOf('.') + 1);
+    assert.equal(signature.length, 86, '64 bytes: the last character carries 4 unused bits');
+    for (let bits = 1; bits <= 15; bits++) {
+      const respelled = `${token.slice(0, -1)}${alphabet[alphabet.indexOf(token.at(-1)!) | bits]}`;
+      const lenient = Buffer.from(respelled.slice(respelled.lastIndexOf('.') + 1), 'base64url');
+      assert.ok(lenient.equals(Buffer.from(signature, 'base64url')), 'the same bytes to a lenient decoder');
+      assert.deepEqual((await verify(respelled)).body, { success: false, reason: VerifyReasons.invalid });
+    }
+    assert.deepEqual((await verify(token)).body, { success: true });
+  });
+
+  // Issue 12: a header sent empty or too long used to read as absent, skipping the audience check.
+  test('an API_KEY_ID sent empty or over 100 characters is checked, never skipped', async () => {
+    const bundle = await server.signIn(nextEmail());
+    const sent: Record<string, string>[] = [
+      { api_key_id: '' },
+      { 'api-key-id': '' },
+      { api_key_id: 'p'.repeat(101) },
+      { api_key_id: `${server.project.api_key_id}${'x'.repeat(100)}` },
+      { api_key_id: '', 'api-key-id': server.project.api_key_id },
+    ];
+    for (const headers of sent) {
+      const answer = await server.request('POST', '/verify', { body: { oauth_token: bundle }, headers });
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.body, { success: false, reason: VerifyReasons.wrongAudience });
+      const asBearer = await server.request('GET', '/v1/devices', {
+        headers: { ...headers, authorization: `Bearer ${bundle.access_token}` },
+      });
+      assert.equal(asBearer.status, 401, asBearer.text);
+      assert.equal(asBearer.body.code, 'invalid_token');
+    }
+    // Absent: any project of this issuer, as before.
+    assert.deepEqual((await server.request('POST', '/verify', { body: { oauth_token: bundle } })).body, {
+      success: true,
+    });
+    const asBearer = await server.request('GET', '/v1/devices', {
+      headers: { authorization: `Bearer ${bundle.access_token}` },
+    });
+    assert.equal(asBearer.status, 200, asBearer.text);
   });
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import { sql } from 'kysely';
-import { prepared } from '../../src/db/prepared.js';
-import { createStorage, eachDialect, type TestStorage } from '../helpers/harness.js';
+import { connect } from '../../src/db/connect.js';
+import { prepared, statementName, together } from '../../src/db/prepared.js';
+import { createStorage, eachDialect, postgresUrl, type TestStorage } from '../helpers/harness.js';
 
 eachDialect('prepared queries', (dialect) => {
   let storage: TestStorage;
@@ -56,4 +57,106 @@ eachDialect('prepared queries', (dialect) => {
     );
     await assert.rejects(raw(storage.db.kysely, 'key'), /argument 0 is not a parameter/);
   });
+
+  const bump = prepared((db, key: string) =>
+    db.updateTable('rate_limits').set({ count: sql<number>`count + 1` }).where('key', '=', key),
+  );
+
+  test('together: several writes, each with its own values, stored all or none', async () => {
+    const { kysely } = storage.db;
+    await hit(kysely, 'x', 10, 100);
+    await together(kysely, [hit.write('a', 1, 100), bump.write('x'), hit.write('b', 2, 200)]);
+    const rows = async () =>
+      (
+        await kysely.selectFrom('rate_limits').select(['key', 'count', 'reset_at']).orderBy('key').execute()
+      ).map((r) => [r.key, Number(r.count), Number(r.reset_at)]);
+    assert.deepEqual(await rows(), [
+      ['a', 1, 100],
+      ['b', 2, 200],
+      ['x', 11, 100],
+    ]);
+    // A failing write (a duplicate key) undoes the others.
+    await assert.rejects(together(kysely, [bump.write('x'), hit.write('c', 3, 300), hit.write('a', 9, 900)]));
+    assert.deepEqual(await rows(), [
+      ['a', 1, 100],
+      ['b', 2, 200],
+      ['x', 11, 100],
+    ]);
+    // Inside a transaction, with it.
+    await kysely.transaction().execute(async (trx) => {
+      await together(trx, [bump.write('a'), bump.write('b')]);
+    });
+    assert.deepEqual(
+      (await rows()).map((r) => r[1]),
+      [2, 3, 11],
+    );
+    await together(kysely, []);
+  });
 });
+
+test('PostgreSQL runs prepared queries as named prepared statements, each connection preparing once', {
+  skip: postgresUrl ? false : 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL',
+}, async () => {
+  const storage = await createStorage('postgres');
+  // One connection: the session whose prepared statements pg_prepared_statements lists.
+  const db = await connect(storage.url, { schema: await schemaOf(storage), poolSize: 1 });
+  try {
+    const count = prepared((k, key: string) =>
+      k.selectFrom('rate_limits').select('count').where('key', '=', key),
+    );
+    const all = prepared((k, key: string) => k.selectFrom('rate_limits').selectAll().where('key', '=', key));
+    for (let i = 0; i < 3; i++) {
+      await count(db.kysely, 'k');
+      await all(db.kysely, 'k');
+    }
+    const named = await sql<{
+      name: string;
+      statement: string;
+    }>`select name, statement from pg_prepared_statements`.execute(db.kysely);
+    const countText = count.compiledFor(db.kysely, 1).sql;
+    const name = statementName(countText);
+    assert.ok(name);
+    assert.deepEqual(
+      named.rows.filter((r) => r.name === name).map((r) => r.statement),
+      [countText],
+    );
+    // `select *` would change shape with a migration: it is not named.
+    assert.equal(statementName(all.compiledFor(db.kysely, 1).sql), undefined);
+  } finally {
+    await db.close();
+    await storage.cleanup();
+  }
+});
+
+test('PostgreSQL: together() runs its writes in the order given (they lock rows in that order)', {
+  skip: postgresUrl ? false : 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL',
+}, async () => {
+  const storage = await createStorage('postgres');
+  try {
+    const { kysely } = storage.db;
+    await sql`create sequence write_order`.execute(kysely);
+    const numbered = prepared(
+      (_db, key: string, sequence: string) =>
+        sql`insert into rate_limits (key, count, reset_at) values (${key}, nextval(${sequence}::regclass), 0)`,
+    );
+    const keys = ['first', 'second', 'third', 'fourth'];
+    await together(
+      kysely,
+      keys.map((k) => numbered.write(k, 'write_order')),
+    );
+    const rows = await kysely.selectFrom('rate_limits').select(['key', 'count']).orderBy('count').execute();
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      keys,
+    );
+  } finally {
+    await storage.cleanup();
+  }
+});
+
+async function schemaOf(storage: TestStorage): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+    storage.db.kysely,
+  );
+  return rows[0]!.schema;
+}

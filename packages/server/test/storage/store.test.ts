@@ -109,7 +109,7 @@ eachDialect('migrations', (dialect) => {
     }
   });
 
-  test('sessions are indexed for housekeeping by expiry, not by revocation', async () => {
+  test('sessions are indexed for housekeeping by expiry, for credential removal by device and passkey, not by revocation', async () => {
     const storage = await createStorage(dialect);
     try {
       const query =
@@ -121,7 +121,7 @@ eachDialect('migrations', (dialect) => {
               name: string;
             }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'sessions' and indexname <> 'sessions_pkey'`;
       const names = (await query.execute(storage.db.kysely)).rows.map((r) => r.name).sort();
-      assert.deepEqual(names, ['sessions_expires', 'sessions_user']);
+      assert.deepEqual(names, ['sessions_device', 'sessions_expires', 'sessions_passkey', 'sessions_user']);
       if (dialect === 'sqlite') {
         const plan = await sql<{
           detail: string;

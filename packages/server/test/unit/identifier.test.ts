@@ -73,6 +73,24 @@ describe('normaliseIdentifier: e-mail addresses', () => {
     }
   });
 
+  // Issue 12: the comment above EMAIL promised this, the pattern only refused what \s matches.
+  test('refuses control characters (C0, DEL, C1) anywhere in the local part', () => {
+    const controls = [
+      ...Array.from({ length: 0x20 }, (_, i) => i),
+      ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i),
+    ].map((code) => String.fromCharCode(code));
+    assert.equal(controls.length, 65);
+    for (const c of controls) {
+      assertRefused(`ad${c}a@example.com`, /e-mail/);
+      assertRefused(`ada${c}@example.com`, /e-mail/);
+      // Leading white space is trimmed (see above); other controls are not.
+      if (c.trim() !== '') assertRefused(`${c}ada@example.com`, /e-mail/);
+    }
+    // Printable non-ASCII stays accepted (internationalised addresses, RFC 6531).
+    assert.equal(normaliseIdentifier('josé@example.com').value, 'josé@example.com');
+    assert.equal(normaliseIdentifier('\u00a1ada@example.com').value, '\u00a1ada@example.com');
+  });
+
   test('refuses anything over 254 characters, and the empty string', () => {
     // Every part within its own limit, 260 characters in all.
     assertRefused(`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`);

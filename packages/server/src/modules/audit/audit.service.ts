@@ -1,48 +1,34 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
-import { prepared } from '../../db/prepared.js';
+import { together, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
-
-export interface AuditEvent {
-  projectId: string;
-  userId?: string | null;
-  /** e.g. signin.succeeded, signin.failed, otp.sent, refresh.reuse_detected, device.added */
-  type: string;
-  /** No secrets, no identifiers: method, reason, ids the integrator already has. */
-  data?: Record<string, string | number | boolean | null>;
-  ip?: string | null;
-}
-
-const insertEvent = prepared(
-  (
-    db,
-    id: string,
-    projectId: string,
-    userId: string | null,
-    type: string,
-    data: string,
-    ip: string | null,
-    createdAt: number,
-  ) =>
-    db
-      .insertInto('audit_events')
-      .values({ id, project_id: projectId, user_id: userId, type, data, ip, created_at: createdAt }),
-);
-
-/** An audit event as recorded. */
-export type RecordedEvent = AuditEvent & { id: string; createdAt: number };
+import type { EventFilter } from './audit.repository.js';
+import * as auditRepository from './audit.repository.js';
+import type { AuditEvent, RecordedEvent, StoredEvent } from './events.js';
 
 /**
  * Where recorded events go on to (the webhooks). `targets` runs before the event's transaction
  * (it may read, cached); `queue` runs inside it, so an event and its deliveries are stored
- * together or not at all.
+ * together or not at all. `queue` may only run statements: on SQLite any other wait inside a
+ * transaction holds up every request.
  */
 export interface AuditOutbox<T> {
   targets(event: RecordedEvent): Promise<T[]>;
   queue(trx: Transaction<Database>, event: RecordedEvent, targets: T[]): Promise<void>;
   /** Called after deliveries were committed (e.g. to send them now). */
   queued?(): void;
+}
+
+/** An event as GET /v1/audit answers it. */
+export function eventView(event: StoredEvent) {
+  return {
+    event_id: event.id,
+    type: event.type,
+    user_id: event.userId,
+    data: event.data,
+    created_at: new Date(event.createdAt).toISOString(),
+  };
 }
 
 /**
@@ -61,7 +47,10 @@ export class AuditLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Called for every recorded event (metrics). */
+  /**
+   * Called for every event once its recording has finished, whether or not it was stored: the
+   * metrics count what happened, not what the audit table holds.
+   */
   subscribe(listener: (event: RecordedEvent) => void): void {
     this.#listeners.push(listener);
   }
@@ -72,8 +61,17 @@ export class AuditLog {
   }
 
   /** Deletes events older than the retention period. */
-  async prune(before: number): Promise<void> {
-    await this.db.kysely.deleteFrom('audit_events').where('created_at', '<', before).execute();
+  prune(before: number): Promise<void> {
+    return auditRepository.prune(this.db.kysely, before);
+  }
+
+  /** A project's events for GET /v1/audit, newest first, with the cursor of the next page. */
+  async search(projectId: string, filter: EventFilter) {
+    const { events, more } = await auditRepository.page(this.db.kysely, projectId, filter);
+    return {
+      events: events.map(eventView),
+      next_before: more ? events[events.length - 1]!.id : null,
+    };
   }
 
   record(event: AuditEvent): Promise<void> {
@@ -83,39 +81,83 @@ export class AuditLog {
     return recording;
   }
 
+  /**
+   * The event stamped (id, time) for the caller to store in its own statement, or undefined when
+   * it must go through `record`: on SQLite, where separate statements are cheap (its driver commits
+   * concurrent writes together), and when webhook endpoints take the event (their deliveries are
+   * queued in the event's own transaction by the outbox). PostgreSQL then saves the event's round
+   * trip and its commit. Once the caller's statement is committed it calls `stored`; an event it
+   * did not store (the write did not happen) is simply dropped.
+   */
+  async inline(event: AuditEvent): Promise<RecordedEvent | undefined> {
+    if (this.db.dialect !== 'postgres') return undefined;
+    const recorded = this.#stamp(event);
+    try {
+      if (this.#outbox && (await this.#outbox.targets(recorded)).length > 0) return undefined;
+    } catch {
+      // `record` reads the targets again, and logs what fails.
+      return undefined;
+    }
+    return recorded;
+  }
+
+  /** Tells the subscribers about an event from `inline` that the caller's statement stored. */
+  stored(event: RecordedEvent): void {
+    this.#notify(event);
+  }
+
+  /**
+   * Stores `writes` and records the event: in one statement with the event on PostgreSQL (when
+   * `inline` allows), otherwise the event as `record` does it, then the writes in one transaction.
+   * Unlike `record`, fails when the writes fail.
+   */
+  async recordWith(event: AuditEvent, writes: readonly Write[]): Promise<void> {
+    const inline = await this.inline(event);
+    if (inline) {
+      await together(this.db.kysely, [...writes, auditRepository.insertWrite(inline)]);
+      this.stored(inline);
+      return;
+    }
+    await this.record(event);
+    await together(this.db.kysely, writes);
+  }
+
   /** Waits for every event being recorded (shutdown). */
   async drain(): Promise<void> {
     await Promise.all(this.#inFlight);
   }
 
+  #stamp(event: AuditEvent): RecordedEvent {
+    return { ...event, id: randomId('evt'), createdAt: this.now() };
+  }
+
   async #record(event: AuditEvent): Promise<void> {
-    const recorded: RecordedEvent = { ...event, id: randomId('evt'), createdAt: this.now() };
-    const insert = (db: Kysely<Database>) =>
-      insertEvent(
-        db,
-        recorded.id,
-        event.projectId,
-        event.userId ?? null,
-        event.type,
-        JSON.stringify(event.data ?? {}),
-        event.ip ?? null,
-        recorded.createdAt,
-      );
+    const recorded = this.#stamp(event);
     try {
       const outbox = this.#outbox;
       const targets = outbox ? await outbox.targets(recorded) : [];
       if (outbox && targets.length > 0) {
         await this.db.kysely.transaction().execute(async (trx) => {
-          await insert(trx);
+          await auditRepository.insert(trx, recorded);
           await outbox.queue(trx, recorded, targets);
         });
         outbox.queued?.();
       } else {
-        await insert(this.db.kysely);
+        await auditRepository.insert(this.db.kysely, recorded);
       }
-      for (const listener of this.#listeners) listener(recorded);
     } catch (error) {
       this.onError(error);
+    }
+    this.#notify(recorded);
+  }
+
+  #notify(recorded: RecordedEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(recorded);
+      } catch (error) {
+        this.onError(error);
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
+import type { AppHooks } from '../../plugins/request-context.js';
+import type { BiometricService } from './biometric.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const Credential = Type.Object(
@@ -8,13 +9,17 @@ const Credential = Type.Object(
   { additionalProperties: true },
 );
 
-export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function biometricRoutes(deps: {
+  biometric: BiometricService;
+  hooks: AppHooks;
+}): FastifyPluginAsyncTypebox {
+  const { biometric, hooks } = deps;
   return async (app) => {
-    const bearer = [ctx.hooks.ipLimit('passkeys'), ctx.hooks.bearer];
-    const signIn = [ctx.hooks.ipLimit('passkey-signin'), ctx.hooks.project];
+    const bearer = [hooks.ipLimit('passkeys'), hooks.bearer];
+    const signIn = [hooks.ipLimit('passkey-signin'), hooks.project];
 
     app.post('/v1/biometrics/register/start', { preHandler: bearer }, async (request) =>
-      ctx.biometric.registrationOptions(request.auth),
+      biometric.registrationOptions(request.auth),
     );
     app.post(
       '/v1/biometrics/register/complete',
@@ -28,11 +33,10 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: bearer,
       },
-      async (request, reply) =>
-        reply.code(201).send(await ctx.biometric.register(request.auth, request.body)),
+      async (request, reply) => reply.code(201).send(await biometric.register(request.auth, request.body)),
     );
     app.get('/v1/biometrics', { preHandler: bearer }, async (request) => ({
-      passkeys: await ctx.biometric.list(request.auth.user.id),
+      passkeys: await biometric.list(request.auth.user.id),
     }));
     app.delete(
       '/v1/biometrics/:passkey_id',
@@ -41,7 +45,7 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preHandler: bearer,
       },
       async (request, reply) => {
-        await ctx.biometric.remove(request.auth.project.id, request.auth.user.id, request.params.passkey_id);
+        await biometric.remove(request.auth.project.id, request.auth.user.id, request.params.passkey_id);
         return reply.code(204).send();
       },
     );
@@ -56,7 +60,7 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: signIn,
       },
-      async (request) => ctx.biometric.authenticationOptions(request.project, request.body?.identifier),
+      async (request) => biometric.authenticationOptions(request.project, request.body?.identifier),
     );
     app.post(
       '/v1/auth/biometric/complete',
@@ -70,7 +74,7 @@ export function biometricRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: signIn,
       },
-      async (request) => ctx.biometric.signIn(request.project, request.body),
+      async (request) => biometric.signIn(request.project, request.body),
     );
   };
 }

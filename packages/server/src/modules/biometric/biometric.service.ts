@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import {
   type AuthenticationResponseJSON,
   type AuthenticatorTransportFuture,
@@ -7,31 +8,32 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { type ErrorCode, ErrorCodes } from '@tessera/core';
+import type { PasskeyView } from '@tessera/core';
+import { type ErrorCode, ErrorCodes, type SignInResult } from '@tessera/core';
 import type { RateLimit } from '../../config/index.js';
-import type { Challenge, Passkey, Project } from '../../db/schema.js';
+import type { Challenge, Passkey } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
-import type { TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import { ChallengeRefused, type ChallengesService } from '../challenges/challenges.service.js';
 import { normaliseIdentifier } from '../otp/identifier.js';
-import type { SignInResult } from '../otp/otp.service.js';
+import type { Project } from '../projects/project.js';
+import type { SessionService } from '../session/session.service.js';
+import type { SecurityNotices } from '../sign-in/security-notices.js';
+import type { SignInService } from '../sign-in/sign-in.service.js';
+import type { StepUp } from '../sign-in/step-up.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeyRepository } from './passkey.repository.js';
+
+/** Platform authenticators' credential ids are commonly 16 bytes (Android, Windows Hello for some keys). */
+const DECOY_ID_BYTES = 16;
+const DECOY_TRANSPORTS: AuthenticatorTransportFuture[] = ['internal', 'hybrid'];
 
 /** WebAuthn ceremonies get five minutes. */
 export const PASSKEY_CHALLENGE_TTL = 300;
 
-export interface PasskeyView {
-  passkey_id: string;
-  name: string;
-  device_type: string;
-  backed_up: boolean;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type { PasskeyView };
 
 export function passkeyView(p: Passkey): PasskeyView {
   return {
@@ -49,7 +51,7 @@ const failed = (detail: string, code: ErrorCode = ErrorCodes.passkeyVerification
 
 /** The relying party of a project: its id and the origins assertions may come from. */
 function relyingParty(project: Project): { rpID: string; origins: string[] } {
-  const origins = JSON.parse(project.origins) as string[];
+  const origins = [...project.origins];
   const rpID = project.rp_id ?? (origins[0] ? new URL(origins[0]).hostname : undefined);
   if (!rpID || origins.length === 0) {
     throw badRequest('this project has no relying-party id or origins for passkeys; configure them first');
@@ -76,13 +78,19 @@ export class BiometricService {
     private readonly passkeys: PasskeyRepository,
     private readonly users: UsersRepository,
     private readonly challenges: ChallengesService,
-    private readonly tokens: TokenService,
+    private readonly signInService: SignInService,
+    private readonly sessions: SessionService,
     private readonly audit: AuditLog,
     private readonly limits: PasskeySignInLimits,
+    /** Keys the decoy credential ids of identifiers without passkeys. */
+    private readonly decoyKey: Buffer,
+    private readonly stepUp: StepUp,
+    private readonly notices: SecurityNotices,
     private readonly now: () => number = Date.now,
   ) {}
 
   async registrationOptions(auth: Authenticated) {
+    await this.stepUp.requireRecentStrongSignIn(auth, 'add a passkey');
     const { rpID } = relyingParty(auth.project);
     const existing = await this.passkeys.listByUser(auth.user.id);
     const options = await generateRegistrationOptions({
@@ -93,7 +101,7 @@ export class BiometricService {
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({
         id: p.id,
-        transports: JSON.parse(p.transports) as AuthenticatorTransportFuture[],
+        transports: p.transports as AuthenticatorTransportFuture[],
       })),
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       timeout: PASSKEY_CHALLENGE_TTL * 1000,
@@ -114,6 +122,7 @@ export class BiometricService {
     auth: Authenticated,
     input: { challenge_id: string; credential: unknown; name?: string },
   ): Promise<PasskeyView> {
+    await this.stepUp.requireRecentStrongSignIn(auth, 'add a passkey');
     const challenge = await this.challenges.consume(auth.project.id, input.challenge_id, 'passkey-register');
     if (challenge.user_id !== auth.user.id)
       throw badRequest('no such challenge for this user', ErrorCodes.challengeNotFound);
@@ -140,7 +149,7 @@ export class BiometricService {
       user_id: auth.user.id,
       public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
       counter: info.credential.counter,
-      transports: JSON.stringify(info.credential.transports ?? []),
+      transports: info.credential.transports ?? [],
       device_type: info.credentialDeviceType,
       backed_up: info.credentialBackedUp ? 1 : 0,
       aaguid: info.aaguid,
@@ -156,6 +165,7 @@ export class BiometricService {
       type: 'passkey.added',
       data: { passkey_id: passkey.id },
     });
+    await this.notices.enrolled(auth.project, auth.user, 'passkey.added');
     return passkeyView(passkey);
   }
 
@@ -163,17 +173,25 @@ export class BiometricService {
     return (await this.passkeys.listByUser(userId)).map(passkeyView);
   }
 
+  /** Removes a passkey and ends the sessions it started. */
   async remove(projectId: string, userId: string, passkeyId: string): Promise<void> {
-    if (!(await this.passkeys.remove(userId, passkeyId)))
-      throw notFound('no such passkey', ErrorCodes.passkeyNotFound);
-    await this.audit.record({ projectId, userId, type: 'passkey.removed', data: { passkey_id: passkeyId } });
+    const revoked = await this.passkeys.remove(userId, passkeyId, this.now());
+    if (!revoked) throw notFound('no such passkey', ErrorCodes.passkeyNotFound);
+    this.sessions.ended(revoked);
+    await this.audit.record({
+      projectId,
+      userId,
+      type: 'passkey.removed',
+      data: { passkey_id: passkeyId, sessions_revoked: revoked.length },
+    });
   }
 
   /**
    * Starts a passkey sign-in. Without an identifier the browser offers discoverable passkeys;
-   * with one, the user's passkeys are listed (an unknown identifier gets the same kind of
-   * answer with none, so the answer does not reveal whether the user exists). Identifier-first
-   * starts are limited per identifier, known or not, so the limit reveals nothing either.
+   * with one, the user's passkeys are listed. An identifier with no passkey here (no such user,
+   * or a user without passkeys) gets a decoy credential id, stable for that identifier and shaped
+   * like a platform authenticator's, so the answer does not tell who has an account. Starts are
+   * limited per identifier, known or not, so the limit reveals nothing either.
    */
   async authenticationOptions(project: Project, identifier: string | undefined) {
     const { rpID } = relyingParty(project);
@@ -195,9 +213,10 @@ export class BiometricService {
         userId = user.id;
         allowCredentials = (await this.passkeys.listByUser(user.id)).map((p) => ({
           id: p.id,
-          transports: JSON.parse(p.transports) as AuthenticatorTransportFuture[],
+          transports: p.transports as AuthenticatorTransportFuture[],
         }));
       }
+      if (allowCredentials.length === 0) allowCredentials = [this.#decoy(project, normalised)];
     }
     const options = await generateAuthenticationOptions({
       rpID,
@@ -212,14 +231,19 @@ export class BiometricService {
     return { challenge_id: challenge.id, options };
   }
 
+  /** The decoy credential of an identifier with no passkey: an HMAC, so the same on every start. */
+  #decoy(project: Project, identifier: string) {
+    const id = createHmac('sha256', this.decoyKey)
+      .update(`${project.id}\0${identifier}`)
+      .digest()
+      .subarray(0, DECOY_ID_BYTES)
+      .toString('base64url');
+    return { id, transports: DECOY_TRANSPORTS };
+  }
+
   /** A `signin.failed` event of a passkey sign-in (no credential id, no identifier). */
   #failed(project: Project, userId: string | null, reason: string): Promise<void> {
-    return this.audit.record({
-      projectId: project.id,
-      userId,
-      type: 'signin.failed',
-      data: { method: 'BIOMETRIC', reason },
-    });
+    return this.signInService.recordFailure(project, { method: 'BIOMETRIC', reason, userId });
   }
 
   async signIn(
@@ -250,22 +274,6 @@ export class BiometricService {
       await this.#failed(project, userId, reason);
       return error;
     };
-    // Failed completes are counted per user once the user is known: every attempt takes a
-    // unit and a success gives it back, so parallel attempts cannot slip past the limit.
-    const failures = userId ? `${project.id}\0${userId}` : undefined;
-    if (failures) {
-      const budget = await this.limits.limiter.hit('passkey-signin-failure', failures, this.limits.failures);
-      if (!budget.allowed) {
-        throw await fail(
-          ErrorCodes.tooManyAttempts,
-          tooManyRequests(
-            'too many failed passkey sign-ins for this user; try again later',
-            budget.retryAfter,
-            ErrorCodes.tooManyAttempts,
-          ),
-        );
-      }
-    }
     if (!passkey)
       throw await fail(
         'unknown_passkey',
@@ -274,6 +282,9 @@ export class BiometricService {
     if (challenge.user_id !== null && challenge.user_id !== passkey.user_id) {
       throw await fail('wrong_user', failed('this passkey belongs to another account'));
     }
+    // The signature is checked before the owner's failure budget is touched: an assertion nobody
+    // but the authenticator could have made is the only thing that may spend it, so a stranger
+    // naming someone's credential id cannot lock the real passkey out.
     const { rpID, origins } = relyingParty(project);
     let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
@@ -286,24 +297,34 @@ export class BiometricService {
           id: passkey.id,
           publicKey: Buffer.from(passkey.public_key, 'base64url'),
           counter: passkey.counter,
-          transports: JSON.parse(passkey.transports) as AuthenticatorTransportFuture[],
+          transports: passkey.transports as AuthenticatorTransportFuture[],
         },
-        requireUserVerification: true,
+        requireUserVerification: false,
       });
     } catch (error) {
-      const reason = safeReason(error);
-      const uv = /user verification/i.test(reason);
       throw await fail(
-        uv ? 'user_not_verified' : 'verification_failed',
-        failed(
-          uv
-            ? 'the authenticator did not verify the user'
-            : `the passkey assertion could not be verified: ${reason}`,
-          uv ? ErrorCodes.userVerificationRequired : ErrorCodes.passkeyVerificationFailed,
+        'verification_failed',
+        failed(`the passkey assertion could not be verified: ${safeReason(error)}`),
+      );
+    }
+    if (!verification.verified) {
+      throw await fail('verification_failed', failed('the passkey signature is not valid'));
+    }
+    // Failed completes of genuine assertions are counted per user: every attempt takes a unit and
+    // a success gives it back, so parallel attempts cannot slip past the limit.
+    const failures = `${project.id}\0${passkey.user_id}`;
+    const budget = await this.limits.limiter.hit('passkey-signin-failure', failures, this.limits.failures);
+    if (!budget.allowed) {
+      throw await fail(
+        ErrorCodes.tooManyAttempts,
+        tooManyRequests(
+          'too many failed passkey sign-ins for this user; try again later',
+          budget.retryAfter,
+          ErrorCodes.tooManyAttempts,
         ),
       );
     }
-    if (!verification.verified || !verification.authenticationInfo.userVerified) {
+    if (!verification.authenticationInfo.userVerified) {
       throw await fail(
         'user_not_verified',
         failed('the authenticator did not verify the user', ErrorCodes.userVerificationRequired),
@@ -319,16 +340,13 @@ export class BiometricService {
         'unknown_user',
         failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
-    if (failures) await this.limits.limiter.refund('passkey-signin-failure', failures);
-    await this.users.touchSignIn(user.id, this.now());
-    await this.audit.record({
-      projectId: project.id,
-      userId: user.id,
-      type: 'signin.succeeded',
-      data: { method: 'BIOMETRIC', passkey_id: passkey.id },
-    });
-    if (input.getOAuthToken !== true) return { user_id: user.id, auth_method: 'BIOMETRIC' };
-    return { oauth_token: await this.tokens.startSession(project, user, 'BIOMETRIC') };
+    await this.limits.limiter.refund('passkey-signin-failure', failures);
+    return this.signInService.complete(
+      project,
+      user,
+      { method: 'BIOMETRIC', passkeyId: passkey.id },
+      { getOAuthToken: input.getOAuthToken === true },
+    );
   }
 }
 

@@ -1,5 +1,12 @@
 import type { Db } from '../../db/connect.js';
-import type { Passkey } from '../../db/schema.js';
+import type { Passkey, PasskeyRow } from '../../db/schema.js';
+import { revokePasskeySessions } from '../session/session.repository.js';
+
+/** The stored transports are parsed here, once. */
+const toPasskey = (row: PasskeyRow): Passkey => ({
+  ...row,
+  transports: JSON.parse(row.transports) as string[],
+});
 
 export class PasskeyRepository {
   constructor(private readonly db: Db) {}
@@ -8,28 +15,30 @@ export class PasskeyRepository {
   async insert(passkey: Passkey): Promise<boolean> {
     const result = await this.db.kysely
       .insertInto('passkeys')
-      .values(passkey)
+      .values({ ...passkey, transports: JSON.stringify(passkey.transports) })
       .onConflict((oc) => oc.column('id').doNothing())
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
-  find(projectId: string, id: string): Promise<Passkey | undefined> {
-    return this.db.kysely
+  async find(projectId: string, id: string): Promise<Passkey | undefined> {
+    const row = await this.db.kysely
       .selectFrom('passkeys')
       .selectAll()
       .where('id', '=', id)
       .where('project_id', '=', projectId)
       .executeTakeFirst();
+    return row && toPasskey(row);
   }
 
-  listByUser(userId: string): Promise<Passkey[]> {
-    return this.db.kysely
+  async listByUser(userId: string): Promise<Passkey[]> {
+    const rows = await this.db.kysely
       .selectFrom('passkeys')
       .selectAll()
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
       .execute();
+    return rows.map(toPasskey);
   }
 
   /**
@@ -46,12 +55,16 @@ export class PasskeyRepository {
     return result.numUpdatedRows > 0n;
   }
 
-  async remove(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.kysely
-      .deleteFrom('passkeys')
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /** Deletes a passkey and revokes the sessions it started, in one transaction. */
+  async remove(userId: string, id: string, at: number): Promise<string[] | undefined> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .deleteFrom('passkeys')
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (deleted.numDeletedRows === 0n) return undefined;
+      return revokePasskeySessions(trx, id, 'passkey_removed', at);
+    });
   }
 }

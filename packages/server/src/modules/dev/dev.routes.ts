@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app.js';
-import { DevOutbox } from '../otp/delivery/index.js';
+import { type Delivery, DevOutbox } from '../otp/delivery/index.js';
+import type { ProjectsService } from '../projects/projects.service.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -52,10 +52,18 @@ async function bundleClient(): Promise<Buffer | undefined> {
   }
 }
 
+export interface DevRoutesDeps {
+  delivery: Delivery;
+  projects: Pick<ProjectsService, 'findByName'>;
+  issuer: string;
+  /** The sample API the demo page calls (TESSERA_DEMO_API_URL). */
+  demoApiUrl: string;
+}
+
 /** Development only (TESSERA_DELIVERY=dev): the outbox of codes and the demo page. */
-export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function devRoutes(deps: DevRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const outbox = ctx.delivery;
+    const outbox = deps.delivery;
     if (outbox instanceof DevOutbox) {
       app.get('/dev/outbox', async (_request, reply) =>
         reply.header('cache-control', 'no-store').send(outbox.list()),
@@ -73,11 +81,11 @@ export function devRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     });
     app.get('/demo', async (_request, reply) => reply.redirect('/demo/'));
     app.get('/demo/config.json', async () => {
-      const demo = await ctx.projects.findByName('demo');
+      const demo = await deps.projects.findByName('demo');
       return {
         api_key_id: demo?.api_key_id ?? null,
-        issuer: ctx.config.issuer,
-        sample_api: ctx.config.demoApiUrl,
+        issuer: deps.issuer,
+        sample_api: deps.demoApiUrl,
       };
     });
     app.get<{ Params: { file?: string } }>('/demo/:file', async (request, reply) => {

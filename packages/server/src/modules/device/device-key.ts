@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { ErrorCodes } from '@tessera/core';
 import { badRequest } from '../../errors.js';
+import { isCanonicalBase64url, isLowS } from '../../tokens/jwt.js';
 
 /** What a device signs. Purposes keep a signature for one ceremony useless for another. */
 export type SignaturePurpose = 'device-register' | 'device-signin' | 'pin-signin';
@@ -66,16 +67,43 @@ export function importDeviceKey(value: unknown): DeviceKey {
 
 /**
  * Checks an ES256 signature given as base64url of raw r‖s (64 bytes, WebCrypto's format) or of
- * DER (what iOS and Android key stores produce).
+ * DER (what iOS and Android key stores produce). One spelling per signature is accepted: canonical
+ * base64url, strict DER, and a low s (s ≤ n/2; a device whose library leaves s to chance sends
+ * n − s instead, see docs/FLOWS.md).
  */
 export function verifyDeviceSignature(key: KeyObject, message: Buffer, signature: string): boolean {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(signature)) return false;
+  if (signature.length === 0 || signature.length > 200 || !isCanonicalBase64url(signature)) return false;
   const bytes = Buffer.from(signature, 'base64url');
+  const raw = bytes.length === 64 ? bytes : derToRaw(bytes);
+  if (!raw || !isLowS(raw)) return false;
   try {
-    if (bytes.length === 64) return verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, bytes);
-    if (bytes[0] === 0x30) return verify('sha256', message, { key, dsaEncoding: 'der' }, bytes);
+    return verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw);
   } catch {
     return false;
   }
-  return false;
+}
+
+/**
+ * The raw r‖s of a DER ECDSA-Sig-Value (SEQUENCE of two INTEGERs, RFC 3279 §2.2.3) in its one
+ * valid encoding — short lengths, minimal positive integers of at most 32 bytes, nothing after —
+ * or undefined.
+ */
+function derToRaw(der: Buffer): Buffer | undefined {
+  if (der.length < 8 || der.length > 72 || der[0] !== 0x30 || der[1] !== der.length - 2) return undefined;
+  const raw = Buffer.alloc(64);
+  let at = 2;
+  for (const offset of [0, 32]) {
+    const length = der[at + 1] ?? 0;
+    const start = at + 2;
+    const end = start + length;
+    if (der[at] !== 0x02 || length === 0 || length > 33 || end > der.length) return undefined;
+    const lead = der[start]!;
+    if (lead & 0x80) return undefined; // negative
+    if (lead === 0 && length > 1 && !(der[start + 1]! & 0x80)) return undefined; // not minimal
+    const value = lead === 0 && length > 1 ? der.subarray(start + 1, end) : der.subarray(start, end);
+    if (value.length > 32) return undefined;
+    value.copy(raw, offset + 32 - value.length);
+    at = end;
+  }
+  return at === der.length ? raw : undefined;
 }

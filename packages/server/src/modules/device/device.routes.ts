@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
+import type { AppHooks } from '../../plugins/request-context.js';
+import type { DeviceService } from './device.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const Signature = Type.String({ minLength: 1, maxLength: 200 });
@@ -11,20 +12,26 @@ const Register = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
-export function deviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function deviceRoutes({
+  devices,
+  hooks,
+}: {
+  devices: DeviceService;
+  hooks: AppHooks;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const bearer = [ctx.hooks.ipLimit('devices'), ctx.hooks.bearer];
-    const signIn = [ctx.hooks.ipLimit('device'), ctx.hooks.project];
+    const bearer = [hooks.ipLimit('devices'), hooks.bearer];
+    const signIn = [hooks.ipLimit('device'), hooks.project];
 
     // Registration and management by the signed-in user.
     app.post('/v1/devices/register/start', { preHandler: bearer }, async (request) =>
-      ctx.devices.registrationChallenge(request.auth),
+      devices.registrationChallenge(request.auth),
     );
     app.post('/v1/devices', { schema: { body: Register }, preHandler: bearer }, async (request, reply) =>
-      reply.code(201).send(await ctx.devices.register(request.auth, request.body)),
+      reply.code(201).send(await devices.register(request.auth, request.body)),
     );
     app.get('/v1/devices', { preHandler: bearer }, async (request) => ({
-      devices: await ctx.devices.list(request.auth.user.id),
+      devices: await devices.list(request.auth.user.id),
     }));
     app.patch(
       '/v1/devices/:device_id',
@@ -35,14 +42,13 @@ export function deviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: bearer,
       },
-      async (request) =>
-        ctx.devices.rename(request.auth.user.id, request.params.device_id, request.body.name),
+      async (request) => devices.rename(request.auth.user.id, request.params.device_id, request.body.name),
     );
     app.delete(
       '/v1/devices/:device_id',
       { schema: { params: Type.Object({ device_id: Id }) }, preHandler: bearer },
       async (request, reply) => {
-        await ctx.devices.remove(request.auth.project.id, request.auth.user.id, request.params.device_id);
+        await devices.remove(request.auth.project.id, request.auth.user.id, request.params.device_id);
         return reply.code(204).send();
       },
     );
@@ -51,8 +57,7 @@ export function deviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/auth/device/start',
       { schema: { body: Type.Object({ device_id: Id }) }, preHandler: signIn },
-      async (request) =>
-        ctx.devices.signInChallenge(request.project, request.body.device_id, 'device-signin'),
+      async (request) => devices.signInChallenge(request.project, request.body.device_id, 'device-signin'),
     );
     app.post(
       '/v1/auth/device/complete',
@@ -67,7 +72,7 @@ export function deviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preHandler: signIn,
       },
       async (request) =>
-        ctx.devices.signIn(
+        devices.signIn(
           request.project,
           request.body.challenge_id,
           request.body.signature,

@@ -1,15 +1,19 @@
-import { type AuthMethod, ErrorCodes } from '@tessera/core';
+import type { DeviceView } from '@tessera/core';
+import { type AuthMethod, type DeviceChallenge, ErrorCodes, type SignInResult } from '@tessera/core';
 import type { RateLimit } from '../../config/index.js';
 import { randomId } from '../../crypto/random.js';
-import type { Challenge, Device, Project, User } from '../../db/schema.js';
+import type { Challenge, Device, User } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
-import type { TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { ChallengeKind } from '../challenges/challenges.repository.js';
 import { ChallengeRefused, type ChallengesService } from '../challenges/challenges.service.js';
-import type { SignInResult } from '../otp/otp.service.js';
+import type { Project } from '../projects/project.js';
+import type { SessionService } from '../session/session.service.js';
+import type { SecurityNotices } from '../sign-in/security-notices.js';
+import type { SignInService } from '../sign-in/sign-in.service.js';
+import type { StepUp } from '../sign-in/step-up.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { DeviceRepository } from './device.repository.js';
 import {
@@ -22,12 +26,7 @@ import {
 /** Device challenges live two minutes. */
 export const DEVICE_CHALLENGE_TTL = 120;
 
-export interface DeviceView {
-  device_id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type { DeviceView };
 
 export function deviceView(device: Device): DeviceView {
   return {
@@ -38,11 +37,7 @@ export function deviceView(device: Device): DeviceView {
   };
 }
 
-export interface DeviceChallenge {
-  challenge_id: string;
-  nonce: string;
-  expires_in: number;
-}
+export type { DeviceChallenge };
 
 const KIND_PURPOSE: Record<'device-signin' | 'pin-signin', SignaturePurpose> = {
   'device-signin': 'device-signin',
@@ -60,15 +55,18 @@ export class DeviceService {
     private readonly repository: DeviceRepository,
     private readonly users: UsersRepository,
     private readonly challenges: ChallengesService,
-    private readonly tokens: TokenService,
+    private readonly signInService: SignInService,
+    private readonly sessions: SessionService,
     private readonly limiter: RateLimiter,
     private readonly perSubject: RateLimit,
     private readonly audit: AuditLog,
-    private readonly onSessionsRevoked: (ids: string[]) => void,
+    private readonly stepUp: StepUp,
+    private readonly notices: SecurityNotices,
     private readonly now: () => number = Date.now,
   ) {}
 
   async registrationChallenge(auth: Authenticated): Promise<DeviceChallenge> {
+    await this.stepUp.requireRecentStrongSignIn(auth, 'trust a new device');
     const challenge = await this.challenges.issue(auth.project.id, 'device-register', DEVICE_CHALLENGE_TTL, {
       userId: auth.user.id,
     });
@@ -80,6 +78,7 @@ export class DeviceService {
     input: { challenge_id: string; public_key: unknown; signature: string; name?: string },
   ) {
     const key = importDeviceKey(input.public_key);
+    await this.stepUp.requireRecentStrongSignIn(auth, 'trust a new device');
     const challenge = await this.challenges.consume(auth.project.id, input.challenge_id, 'device-register');
     if (challenge.user_id !== auth.user.id)
       throw badRequest('no such challenge for this user', ErrorCodes.challengeNotFound);
@@ -100,7 +99,7 @@ export class DeviceService {
       id: randomId('dev'),
       project_id: auth.project.id,
       user_id: auth.user.id,
-      public_jwk: JSON.stringify(key.jwk),
+      public_jwk: key.jwk,
       thumbprint: key.thumbprint,
       name: input.name?.trim() || 'Trusted device',
       created_at: this.now(),
@@ -119,6 +118,7 @@ export class DeviceService {
       type: 'device.added',
       data: { device_id: device.id },
     });
+    await this.notices.enrolled(auth.project, auth.user, 'device.added');
     return deviceView(device);
   }
 
@@ -139,7 +139,7 @@ export class DeviceService {
   async remove(projectId: string, userId: string, deviceId: string): Promise<void> {
     const revoked = await this.repository.remove(userId, deviceId, this.now());
     if (!revoked) throw notFound('no such device', ErrorCodes.deviceNotFound);
-    this.onSessionsRevoked(revoked);
+    this.sessions.ended(revoked);
     await this.audit.record({
       projectId,
       userId,
@@ -156,12 +156,7 @@ export class DeviceService {
     userId: string | null,
     deviceId: string | null,
   ): Promise<void> {
-    return this.audit.record({
-      projectId: project.id,
-      userId,
-      type: 'signin.failed',
-      data: { method: KIND_METHOD[kind], reason, ...(deviceId ? { device_id: deviceId } : {}) },
-    });
+    return this.signInService.recordFailure(project, { method: KIND_METHOD[kind], reason, userId, deviceId });
   }
 
   /**
@@ -220,7 +215,7 @@ export class DeviceService {
       await this.#failed(project, kind, ErrorCodes.deviceNotFound, challenge.user_id, challenge.device_id);
       throw badRequest('this device has been removed', ErrorCodes.deviceNotFound);
     }
-    const key = importDeviceKey(JSON.parse(device.public_jwk));
+    const key = importDeviceKey(device.public_jwk);
     const message = signedMessage(KIND_PURPOSE[kind], project.api_key_id, challenge.id, challenge.challenge);
     if (!verifyDeviceSignature(key.key, message, signature)) {
       await this.#failed(project, kind, ErrorCodes.invalidSignature, device.user_id, device.id);
@@ -246,17 +241,8 @@ export class DeviceService {
     method: AuthMethod,
     getOAuthToken: boolean,
   ): Promise<SignInResult> {
-    const now = this.now();
-    await this.repository.touch(device.id, now);
-    await this.users.touchSignIn(user.id, now);
-    await this.audit.record({
-      projectId: project.id,
-      userId: user.id,
-      type: 'signin.succeeded',
-      data: { method, device_id: device.id },
-    });
-    if (!getOAuthToken) return { user_id: user.id, auth_method: method };
-    return { oauth_token: await this.tokens.startSession(project, user, method, { deviceId: device.id }) };
+    await this.repository.touch(device.id, this.now());
+    return this.signInService.complete(project, user, { method, deviceId: device.id }, { getOAuthToken });
   }
 
   async signIn(

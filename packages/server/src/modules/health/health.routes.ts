@@ -1,23 +1,46 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorCodes } from '@tessera/core';
-import type { AppContext } from '../../app.js';
+import type { Db } from '../../db/connect.js';
 import { TesseraError } from '../../errors.js';
+import type { KeyStore } from '../../keys/key-store.js';
 
-export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** A readiness probe answers within this, whatever the database does. */
+export const READY_TIMEOUT_MS = 2_000;
+
+/** Rejects when `work` has not settled within `ms` (the work itself goes on to its own bounds). */
+function within(work: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface HealthRoutesDeps {
+  db: Db;
+  keys: KeyStore;
+  /** Reads the revocation list, as /verify needs it. */
+  revocations: { refresh(): Promise<void> };
+}
+
+export function healthRoutes({ db, keys, revocations }: HealthRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    /** Liveness: the process answers. */
+    /** Liveness: the process answers (whatever the database does). */
     app.get('/healthz', async () => ({ status: 'ok' }));
-    /** Readiness: storage answers and a signing key is loaded. */
+    /**
+     * Readiness: storage answers a round trip and a read of a real table (the revocation list,
+     * which /verify needs) within READY_TIMEOUT_MS, and a signing key is loaded.
+     */
     app.get('/readyz', async () => {
       try {
-        await ctx.db.ping();
+        await within(Promise.all([db.ping(), revocations.refresh()]), READY_TIMEOUT_MS);
       } catch (error) {
         throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'storage is not reachable', {
           cause: error,
         });
       }
       try {
-        ctx.keys.signingKey();
+        keys.signingKey();
       } catch (error) {
         throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'no signing key is loaded', {
           cause: error,

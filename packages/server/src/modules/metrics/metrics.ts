@@ -1,4 +1,11 @@
 import { Counter, Histogram, Registry } from 'prom-client';
+import type { RecordedEvent } from '../audit/events.js';
+
+/** What the metrics listen to: the audit log's events and the webhook worker's attempts. */
+export interface MetricSources {
+  audit: { subscribe(listener: (event: RecordedEvent) => void): void };
+  webhooks: { onDelivery(listener: (outcome: 'delivered' | 'retry' | 'failed' | 'deferred') => void): void };
+}
 
 interface RequestSeries {
   count: { inc(): void };
@@ -37,12 +44,46 @@ export class Metrics {
     help: 'Refresh tokens used twice (the session was revoked)',
     registers: [this.registry],
   });
+  readonly otpSends = new Counter({
+    name: 'tessera_otp_sends_total',
+    help: 'OTP starts by channel and outcome (sent, delivery_failed, budget_exceeded, country_blocked, …)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly webhookDeliveries = new Counter({
     name: 'tessera_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+
+  /** Counts sign-ins, refreshes and reuse detections from the audit events, and webhook delivery attempts. */
+  subscribeTo({ audit, webhooks }: MetricSources): void {
+    audit.subscribe((event) => this.#count(event));
+    webhooks.onDelivery((outcome) => this.webhookDeliveries.inc({ outcome }));
+  }
+
+  /** Counts every OTP start by channel and outcome (SMS pumping shows here first). */
+  countOtpSends(otp: { onSend(listener: (channel: string, outcome: string) => void): void }): void {
+    otp.onSend((channel, outcome) => this.otpSends.inc({ channel, outcome }));
+  }
+
+  #count(event: RecordedEvent): void {
+    switch (event.type) {
+      case 'signin.succeeded':
+        this.signIns.inc({ method: event.data.method, outcome: 'success' });
+        break;
+      case 'signin.failed':
+        this.signIns.inc({ method: event.data.method, outcome: 'failure' });
+        break;
+      case 'refresh':
+        this.refreshes.inc();
+        break;
+      case 'refresh.reuse_detected':
+        this.reuseDetections.inc();
+        break;
+    }
+  }
 
   /** The request series by method, route and status, bound once (prom-client hashes labels per call). */
   #series = new Map<string, RequestSeries>();

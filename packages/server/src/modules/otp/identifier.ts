@@ -9,10 +9,11 @@ export interface Identifier {
   channel: 'email' | 'sms';
 }
 
-// Deliberately plain: one @, no spaces or control characters, a dotted domain. The mail server
-// is the final judge; this refuses what can never be delivered.
+// Deliberately plain: one @, no spaces or control characters (C0, DEL, C1), a dotted domain. The
+// mail server is the final judge; this refuses what can never be delivered.
 const EMAIL =
-  /^[^\s@"<>()[\]\\,;:]{1,64}@(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  /^[^\s\x00-\x1f\x7f-\x9f@"<>()[\]\\,;:]{1,64}@(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /**
  * Normalises an end user's identifier: e-mail addresses lower-cased, phone numbers to E.164.

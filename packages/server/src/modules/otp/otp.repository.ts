@@ -1,6 +1,9 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared } from '../../db/prepared.js';
-import type { OtpChallengeTable } from '../../db/schema.js';
+import type { OtpChallengeTable, User } from '../../db/schema.js';
+import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
+import { hitIn, keyIn, keyParts, type RateWindow } from '../rate-limits/rate-limits.repository.js';
 
 export interface ReservedAttempt {
   identifier: string;
@@ -34,6 +37,143 @@ const consumeChallenge = prepared((db, id: string, now: number) =>
     .where('consumed_at', 'is', null),
 );
 
+/** A guess budget: its scope and subject as the rate limiter keys them, and its rule. */
+export interface GuessBudget {
+  scope: string;
+  /** The subject before the challenge's identifier, and after it. */
+  head: string;
+  tail: string;
+  limit: number;
+  resetAt: number;
+}
+
+/** What one guess did, decided by the database in one statement (see `guess`). */
+export interface Guess {
+  /** The challenge's identifier; absent when there is no such challenge in the project (nothing was counted). */
+  identifier?: string;
+  /** The network budget's window after this guess. */
+  network?: RateWindow;
+  /** The network's daily budget's window after this guess; absent when the network budget refused. */
+  day?: RateWindow;
+  /** The identifier-wide budget's window after this guess; absent when a network budget refused. */
+  everywhere?: RateWindow;
+  /** The attempt taken; absent when none could be (used, expired, out of tries, or a budget refused). */
+  attempt?: { attempts: number; maxAttempts: number; matched: boolean };
+  /** A right code: the user signed in (created on the first sign-in), with their PIN and claims. */
+  signedIn?: { user: User; pin: { failedAttempts: number; locked: boolean } | null; claims: CustomClaims };
+}
+
+interface GuessRow {
+  challenge_identifier: string | null;
+  network_count: number | null;
+  network_reset_at: number | null;
+  day_count: number | null;
+  day_reset_at: number | null;
+  everywhere_count: number | null;
+  everywhere_reset_at: number | null;
+  attempts: number | null;
+  max_attempts: number | null;
+  matched: boolean | null;
+  user_id: string | null;
+  identifier: string | null;
+  identifier_type: User['identifier_type'] | null;
+  client_user_id: string | null;
+  user_created_at: number | null;
+  last_sign_in_at: number | null;
+  has_pin: boolean;
+  pin_failed_attempts: number | null;
+  pin_locked_at: number | null;
+  claims: string | null;
+}
+
+/**
+ * PostgreSQL: a whole OTP guess in one statement, in the order the steps take on SQLite:
+ * `network`, `day` and `everywhere` count the guess in the three budgets (each only when the one
+ * before allows it; both keys hashed from the challenge's identifier by the statement itself);
+ * `attempt` takes one of the challenge's tries, only when both budgets allow, and when the code's
+ * MAC matches also consumes the challenge in the same conditional update, so exactly one caller
+ * wins it; `signed_in` then creates or touches the user. Rows are locked in that order (budgets,
+ * challenge, user) by every guess. The MAC is compared by PostgreSQL, not in constant time: it
+ * is an HMAC under the server's key, so its timing tells a guesser nothing about the code.
+ */
+const guessAtOnce = prepared(
+  (
+    _db,
+    id: string,
+    projectId: string,
+    now: number,
+    codeHash: string,
+    networkHead: Buffer,
+    networkTail: Buffer,
+    networkLimit: number,
+    networkResetAt: number,
+    dayHead: Buffer,
+    dayTail: Buffer,
+    dayLimit: number,
+    dayResetAt: number,
+    everywhereHead: Buffer,
+    everywhereTail: Buffer,
+    everywhereLimit: number,
+    everywhereResetAt: number,
+    newUserId: string,
+  ) => {
+    const identifier = sql<string>`identifier`;
+    return sql<GuessRow>`with
+  ch as (
+    select identifier from otp_challenges where id = ${id} and project_id = ${projectId}
+  ),
+  network as (${hitIn('ch', keyIn(networkHead, identifier, networkTail), now, networkResetAt)}),
+  day as (${hitIn(
+    'ch',
+    keyIn(dayHead, identifier, dayTail),
+    now,
+    dayResetAt,
+    sql<boolean>`(select count from network) <= ${networkLimit}`,
+  )}),
+  everywhere as (${hitIn(
+    'ch',
+    keyIn(everywhereHead, identifier, everywhereTail),
+    now,
+    everywhereResetAt,
+    sql<boolean>`(select count from day) <= ${dayLimit}`,
+  )}),
+  attempt as (
+    update otp_challenges
+    set attempts = attempts + 1, consumed_at = case when code_hash = ${codeHash} then ${now}::bigint end
+    where id = ${id} and project_id = ${projectId} and consumed_at is null and expires_at > ${now}
+      and attempts < max_attempts and (select count from everywhere) <= ${everywhereLimit}
+    returning identifier, channel, attempts, max_attempts, consumed_at is not null as matched
+  ),
+  signed_in as (
+    insert into users (id, project_id, identifier, identifier_type, client_user_id, created_at, last_sign_in_at)
+    select ${newUserId}::text, ${projectId}::text, identifier,
+      case when channel = 'sms' then 'phone' else 'email' end, null, ${now}::bigint, ${now}::bigint
+    from attempt where matched
+    on conflict (project_id, identifier) do update set last_sign_in_at = excluded.last_sign_in_at
+    returning id, identifier, identifier_type, client_user_id, created_at, last_sign_in_at
+  )
+select (select identifier from ch) as challenge_identifier,
+  network.count as network_count, network.reset_at as network_reset_at,
+  day.count as day_count, day.reset_at as day_reset_at,
+  everywhere.count as everywhere_count, everywhere.reset_at as everywhere_reset_at,
+  attempt.attempts, attempt.max_attempts, attempt.matched,
+  u.id as user_id, u.identifier, u.identifier_type, u.client_user_id, u.created_at as user_created_at,
+  u.last_sign_in_at, p.user_id is not null as has_pin, p.failed_attempts as pin_failed_attempts,
+  p.locked_at as pin_locked_at, c.claims
+from (select 1) as one
+  left join network on true
+  left join day on true
+  left join everywhere on true
+  left join attempt on true
+  left join signed_in as u on true
+  left join pins as p on p.user_id = u.id
+  left join user_claims as c on c.user_id = u.id and c.project_id = ${projectId}`;
+  },
+);
+
+const windowOf = (count: number | null, resetAt: number | null): RateWindow | undefined =>
+  count === null || resetAt === null ? undefined : { count: Number(count), resetAt: Number(resetAt) };
+
 export class OtpRepository {
   constructor(private readonly db: Db) {}
 
@@ -52,6 +192,86 @@ export class OtpRepository {
    */
   async reserveAttempt(projectId: string, id: string, now: number): Promise<ReservedAttempt | undefined> {
     return (await reserve(this.db.kysely, projectId, id, now)).rows[0];
+  }
+
+  /** Whether `guess` is available: PostgreSQL, where it saves six round trips per sign-in. */
+  get guessesAtOnce(): boolean {
+    return this.db.dialect === 'postgres';
+  }
+
+  /**
+   * PostgreSQL only: counts a guess in both budgets, takes an attempt, consumes the challenge when
+   * `codeHash` is its code's, and signs the user in, in one statement (see `guessAtOnce`). The
+   * refunds of a right guess are the caller's (they touch the rows this statement counted on).
+   */
+  async guess(
+    projectId: string,
+    id: string,
+    codeHash: string,
+    now: number,
+    budgets: { network: GuessBudget; day: GuessBudget; everywhere: GuessBudget },
+    newUserId: string,
+  ): Promise<Guess> {
+    const { network, day, everywhere } = budgets;
+    const networkKey = keyParts(network.scope, network.head, network.tail);
+    const dayKey = keyParts(day.scope, day.head, day.tail);
+    const everywhereKey = keyParts(everywhere.scope, everywhere.head, everywhere.tail);
+    const [row] = (
+      await guessAtOnce(
+        this.db.kysely,
+        id,
+        projectId,
+        now,
+        codeHash,
+        networkKey.head,
+        networkKey.tail,
+        network.limit,
+        network.resetAt,
+        dayKey.head,
+        dayKey.tail,
+        day.limit,
+        day.resetAt,
+        everywhereKey.head,
+        everywhereKey.tail,
+        everywhere.limit,
+        everywhere.resetAt,
+        newUserId,
+      )
+    ).rows;
+    if (!row) throw new Error('the OTP guess statement returned no row');
+    const guess: Guess = {};
+    if (row.challenge_identifier !== null) guess.identifier = row.challenge_identifier;
+    const networkWindow = windowOf(row.network_count, row.network_reset_at);
+    const everywhereWindow = windowOf(row.everywhere_count, row.everywhere_reset_at);
+    const dayWindow = windowOf(row.day_count, row.day_reset_at);
+    if (networkWindow) guess.network = networkWindow;
+    if (dayWindow) guess.day = dayWindow;
+    if (everywhereWindow) guess.everywhere = everywhereWindow;
+    if (row.attempts !== null && row.max_attempts !== null) {
+      guess.attempt = {
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+        matched: row.matched === true,
+      };
+    }
+    if (row.user_id !== null) {
+      guess.signedIn = {
+        user: {
+          id: row.user_id,
+          project_id: projectId,
+          identifier: row.identifier!,
+          identifier_type: row.identifier_type!,
+          client_user_id: row.client_user_id,
+          created_at: Number(row.user_created_at),
+          last_sign_in_at: row.last_sign_in_at === null ? null : Number(row.last_sign_in_at),
+        },
+        pin: row.has_pin
+          ? { failedAttempts: Number(row.pin_failed_attempts), locked: row.pin_locked_at !== null }
+          : null,
+        claims: parseClaims(row.claims),
+      };
+    }
+    return guess;
   }
 
   /** Marks the challenge used; true for exactly one caller. */

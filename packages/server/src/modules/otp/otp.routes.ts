@@ -1,26 +1,36 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
+import { clientNetwork } from '../../net/client-network.js';
+import type { AppHooks } from '../../plugins/request-context.js';
+import type { OtpService } from './otp.service.js';
 
-const Start = Type.Object({ identifier: Type.String({ minLength: 1, maxLength: 320 }) });
+const Start = Type.Object({
+  identifier: Type.String({ minLength: 1, maxLength: 320 }),
+  /** A CAPTCHA response or app-attestation token for TESSERA_OTP_START_VERIFIER_URL. */
+  challenge_token: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })),
+});
 const Complete = Type.Object({
   challenge_id: Type.String({ minLength: 1, maxLength: 100 }),
   code: Type.String({ minLength: 1, maxLength: 32 }),
   getOAuthToken: Type.Optional(Type.Boolean()),
 });
 
-export function otpRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const preHandler = [ctx.hooks.ipLimit('otp'), ctx.hooks.project];
+    const preHandler = [hooks.ipLimit('otp'), hooks.project];
     app.post('/v1/auth/otp/start', { schema: { body: Start }, preHandler }, async (request) =>
-      ctx.otp.start(request.project, request.body.identifier),
+      otp.start(request.project, request.body.identifier, clientNetwork(request.ip), {
+        challengeToken: request.body.challenge_token,
+        ip: request.ip,
+      }),
     );
     app.post('/v1/auth/otp/complete', { schema: { body: Complete }, preHandler }, async (request) =>
-      ctx.otp.complete(
+      otp.complete(
         request.project,
         request.body.challenge_id,
         request.body.code,
         request.body.getOAuthToken === true,
+        clientNetwork(request.ip),
       ),
     );
   };

@@ -1,70 +1,102 @@
-import { type AuthMethod, ErrorCodes, type OAuthTokenBundle } from '@tessera/core';
-import type { Config } from '../../config/index.js';
+import { ErrorCodes, type OtpStarted, type SignInResult } from '@tessera/core';
+import type { Config, RateLimit } from '../../config/index.js';
 import { hmac, safeEqual } from '../../crypto/hash.js';
 import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
-import type { Project, User } from '../../db/schema.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
+import type { ClientNetwork } from '../../net/client-network.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
-import type { TokenService } from '../../tokens/token.service.js';
+import type { AuditLog } from '../audit/audit.service.js';
+import type { Project } from '../projects/project.js';
+import { rateLimitKey, refundWrite, secondsLeft } from '../rate-limits/rate-limits.repository.js';
+import type { SignInService } from '../sign-in/sign-in.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
-import { type Delivery, DeliveryError } from './delivery/delivery.js';
-import { normaliseIdentifier } from './identifier.js';
+import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.js';
+import { type Identifier, normaliseIdentifier } from './identifier.js';
 import type { OtpRepository } from './otp.repository.js';
+import { SendBudget, type SendOutcome, SendRefused } from './send-budget.js';
+import { type StartEvidence, StartVerifier } from './start-verifier.js';
 
-export interface OtpStarted {
-  challenge_id: string;
-  channel: 'email' | 'sms';
-  expires_in: number;
-  resend_after: number;
-}
+export type { OtpStarted, SendOutcome, SignInResult, StartEvidence };
 
-export type SignInResult = { oauth_token: OAuthTokenBundle } | { user_id: string; auth_method: AuthMethod };
+/** Told the channel and outcome of every OTP start. */
+export type SendListener = (channel: Channel, outcome: SendOutcome) => void;
 
-/** Hooks other modules attach to a successful OTP sign-in (e.g. lifting a PIN lock). */
-export interface OtpListener {
-  sent?(project: Project, channel: 'email' | 'sms'): Promise<void>;
-  signedIn?(project: Project, user: User): Promise<void>;
-  failed?(project: Project, reason: string): Promise<void>;
+/** The metric outcome of a start that threw. */
+function sendOutcome(error: unknown): SendOutcome {
+  if (error instanceof SendRefused) return error.outcome;
+  if (error instanceof TesseraError && error.code === ErrorCodes.deliveryFailed) return 'delivery_failed';
+  if (error instanceof TesseraError && error.statusCode === 429) return 'throttled';
+  return 'error';
 }
 
 const CODE = /^\d{6}$/;
 
+/** The guess budgets' scopes: per identifier and client network, and per identifier over all networks. */
+const GUESS = 'otp-guess';
+const GUESS_DAY = 'otp-guess-day';
+const GUESS_ALL = 'otp-guess-all';
+
 /** OTP sign-in: start sends a code, complete checks it and signs the user in. */
 export class OtpService {
+  private readonly budget: SendBudget;
+  private readonly verifier: StartVerifier | undefined;
+  readonly #sendListeners: SendListener[] = [];
+
   constructor(
     private readonly config: Readonly<Config>,
     private readonly repository: OtpRepository,
     private readonly users: UsersRepository,
-    private readonly tokens: TokenService,
+    private readonly signIn: SignInService,
     private readonly limiter: RateLimiter,
     private readonly delivery: Delivery,
     private readonly codeKey: Buffer,
-    private readonly listener: OtpListener = {},
+    private readonly audit: AuditLog,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.budget = new SendBudget(limiter, config.otpSending);
+    this.verifier = config.otpSending.startVerifier && new StartVerifier(config.otpSending.startVerifier);
+  }
 
-  async start(project: Project, rawIdentifier: string): Promise<OtpStarted> {
+  /**
+   * Sends a code, after the checks in {@link OtpService.#admit}. Every outcome, sent or refused,
+   * is reported to the send listeners (metrics); invalid identifiers are not.
+   */
+  async start(
+    project: Project,
+    rawIdentifier: string,
+    client: ClientNetwork,
+    evidence: StartEvidence = {},
+  ): Promise<OtpStarted> {
     const identifier = normaliseIdentifier(rawIdentifier);
-    const subject = `${project.id}\0${identifier.value}`;
-    const { resendInterval, ttl, maxAttempts } = this.config.otp;
-    if (resendInterval > 0) {
-      const resend = await this.limiter.hit('otp-resend', subject, { limit: 1, window: resendInterval });
-      if (!resend.allowed) {
-        throw tooManyRequests(
-          'a code was sent moments ago; wait before asking again',
-          resend.retryAfter,
-          ErrorCodes.resendTooSoon,
-        );
-      }
+    try {
+      const started = await this.#send(project, identifier, client, evidence);
+      this.#report(identifier.channel, 'sent');
+      return started;
+    } catch (error) {
+      this.#report(identifier.channel, sendOutcome(error));
+      throw error;
     }
-    const perIdentifier = await this.limiter.hit(
-      'otp-start',
-      subject,
-      this.config.rateLimits.otpStartPerIdentifier,
-    );
-    if (!perIdentifier.allowed) {
-      throw tooManyRequests('too many codes were requested for this identifier', perIdentifier.retryAfter);
-    }
+  }
+
+  /** Calls `listener` with the channel and outcome of every `start` (see {@link SendOutcome}). */
+  onSend(listener: SendListener): void {
+    this.#sendListeners.push(listener);
+  }
+
+  #report(channel: Channel, outcome: SendOutcome): void {
+    for (const listener of this.#sendListeners) listener(channel, outcome);
+  }
+
+  async #send(
+    project: Project,
+    identifier: Identifier,
+    client: ClientNetwork,
+    evidence: StartEvidence,
+  ): Promise<OtpStarted> {
+    const everywhere = `${project.id}\0${identifier.value}`;
+    const subject = `${everywhere}\0${client}`;
+    const { ttl, maxAttempts, resendInterval } = this.config.otp;
+    await this.#admit(project, identifier, evidence, everywhere, subject);
     const id = randomId('otp');
     const code = randomDigits(6);
     const now = this.now();
@@ -89,71 +121,135 @@ export class OtpService {
       });
     } catch (error) {
       await this.repository.consume(id, now);
+      // The real user may ask again at once; every other count keeps the attempt, which the
+      // provider may bill all the same (failures given back let pumping run unmetered).
       await this.limiter.refund('otp-resend', subject);
-      await this.limiter.refund('otp-start', subject);
       const detail = `the ${identifier.channel === 'sms' ? 'SMS' : 'e-mail'} could not be sent; try again later`;
       throw new TesseraError(503, ErrorCodes.deliveryFailed, detail, {
         cause: error instanceof DeliveryError ? error.message : 'delivery failed',
       });
     }
-    await this.listener.sent?.(project, identifier.channel);
+    await this.audit.record({
+      projectId: project.id,
+      type: 'otp.sent',
+      data: { channel: identifier.channel },
+    });
     return { challenge_id: id, channel: identifier.channel, expires_in: ttl, resend_after: resendInterval };
   }
 
+  /**
+   * Whether a code may go out, cheapest check first: the destination country (SMS), the
+   * integrator's CAPTCHA or attestation verifier, then the counters. The resend interval and the
+   * start limit count per identifier and client network, so a stranger asking for codes does not
+   * stop the real user from getting one; a larger ceiling per identifier bounds what all networks
+   * together can send to one person; the project's budgets (per channel, and per number range for
+   * SMS) bound what everyone together can send. A refusal gives back what it had counted.
+   */
+  async #admit(
+    project: Project,
+    identifier: Identifier,
+    evidence: StartEvidence,
+    everywhere: string,
+    subject: string,
+  ): Promise<void> {
+    this.budget.checkDestination(project, identifier);
+    await this.verifier?.verify(project.id, identifier.channel, evidence);
+    const { resendInterval } = this.config.otp;
+    if (resendInterval > 0) {
+      const resend = await this.limiter.hit('otp-resend', subject, { limit: 1, window: resendInterval });
+      if (!resend.allowed) {
+        throw tooManyRequests(
+          'a code was sent moments ago; wait before asking again',
+          resend.retryAfter,
+          ErrorCodes.resendTooSoon,
+        );
+      }
+    }
+    const perIdentifier = await this.limiter.hit(
+      'otp-start',
+      subject,
+      this.config.rateLimits.otpStartPerIdentifier,
+    );
+    if (!perIdentifier.allowed) {
+      throw tooManyRequests('too many codes were requested for this identifier', perIdentifier.retryAfter);
+    }
+    const ceiling = await this.limiter.hit(
+      'otp-start-all',
+      everywhere,
+      this.config.rateLimits.otpStartCeiling,
+    );
+    if (!ceiling.allowed) {
+      await this.limiter.refund('otp-start', subject);
+      throw tooManyRequests('too many codes were requested for this identifier', ceiling.retryAfter);
+    }
+    try {
+      await this.budget.spend(project, identifier);
+    } catch (error) {
+      // Nothing is sent: the identifier's counts are given back.
+      if (resendInterval > 0) await this.limiter.refund('otp-resend', subject);
+      await this.limiter.refund('otp-start', subject);
+      await this.limiter.refund('otp-start-all', everywhere);
+      throw error;
+    }
+  }
+
+  /**
+   * Checks a code. Three budgets stop guessing: the challenge's own tries, wrong codes per
+   * identifier from this client network (a stranger exhausts only their own network's budget, so
+   * the real user elsewhere still gets in), and a long-term ceiling per identifier over all
+   * networks. Each wrong code spends a unit of both; a right one gives them back.
+   */
   async complete(
     project: Project,
     challengeId: string,
     code: string,
     getOAuthToken: boolean,
+    client: ClientNetwork,
   ): Promise<SignInResult> {
     if (!CODE.test(code))
       throw badRequest('code must be the 6 digits that were sent', ErrorCodes.invalidCode);
     const now = this.now();
+    if (this.repository.guessesAtOnce) {
+      return this.#completeAtOnce(project, challengeId, code, getOAuthToken, client, now);
+    }
     const challenge = await this.repository.find(project.id, challengeId);
-    if (!challenge)
-      throw badRequest('no such sign-in challenge for this project', ErrorCodes.challengeNotFound);
-    const subject = `${project.id}\0${challenge.identifier}`;
-    // The identifier's own guess budget spans all its challenges: a new code does not reset it.
-    const budget = await this.limiter.hit(
-      'otp-guess',
-      subject,
-      this.config.rateLimits.otpGuessesPerIdentifier,
-    );
-    if (!budget.allowed) {
-      await this.listener.failed?.(project, 'identifier_locked');
+    if (!challenge) throw challengeNotFound();
+    const parts = budgetParts(project, client);
+    const subject = subjectOf(parts.network, challenge.identifier);
+    const everywhere = subjectOf(parts.everywhere, challenge.identifier);
+    // The guess budgets span all the identifier's challenges: a new code does not reset them.
+    // This network's short and daily budgets, then the identifier-wide ceiling: one network alone
+    // can spend at most its daily budget of the ceiling, so only many networks together reach it.
+    const { otpGuessesPerIdentifier, otpGuessesPerNetworkDaily, otpGuessesCeiling } = this.config.rateLimits;
+    const budgets = [
+      { scope: GUESS, subject, rule: otpGuessesPerIdentifier, reason: 'network_throttled' },
+      { scope: GUESS_DAY, subject, rule: otpGuessesPerNetworkDaily, reason: 'network_throttled' },
+      { scope: GUESS_ALL, subject: everywhere, rule: otpGuessesCeiling, reason: 'identifier_locked' },
+    ];
+    const refundGuess = async (taken = budgets.length) => {
+      for (const budget of budgets.slice(0, taken)) await this.limiter.refund(budget.scope, budget.subject);
+    };
+    for (const [taken, budget] of budgets.entries()) {
+      const hit = await this.limiter.hit(budget.scope, budget.subject, budget.rule);
+      if (hit.allowed) continue;
+      await refundGuess(taken);
+      await this.signIn.recordFailure(project, { method: 'OTP', reason: budget.reason });
       throw tooManyRequests(
         'too many wrong codes for this identifier; try again later',
-        budget.retryAfter,
+        hit.retryAfter,
         ErrorCodes.tooManyAttempts,
       );
     }
     const attempt = await this.repository.reserveAttempt(project.id, challengeId, now);
     if (!attempt) {
-      await this.limiter.refund('otp-guess', subject);
-      // Read again: a parallel request may have used the challenge since the first read.
-      const current = (await this.repository.find(project.id, challengeId)) ?? challenge;
-      if (current.consumed_at !== null)
-        throw badRequest('this code has already been used', ErrorCodes.challengeUsed);
-      if (current.expires_at <= now)
-        throw badRequest('this code has expired; ask for a new one', ErrorCodes.challengeExpired);
-      throw new TesseraError(429, ErrorCodes.tooManyAttempts, 'too many wrong codes; ask for a new one');
+      await this.#refundGuess(subject, everywhere);
+      return this.#unavailable(project, challengeId, challenge, now);
     }
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
-      await this.listener.failed?.(project, 'invalid_code');
-      const left = attempt.max_attempts - attempt.attempts;
-      throw new TesseraError(
-        400,
-        ErrorCodes.invalidCode,
-        left > 0
-          ? `the code is not correct; ${left} attempt${left === 1 ? '' : 's'} left`
-          : 'the code is not correct; ask for a new one',
-        { extensions: { attempts_left: left } },
-      );
+      return this.#wrongCode(project, attempt.max_attempts - attempt.attempts);
     }
-    if (!(await this.repository.consume(challengeId, now))) {
-      throw badRequest('this code has already been used', ErrorCodes.challengeUsed);
-    }
-    await this.limiter.refund('otp-guess', subject);
+    if (!(await this.repository.consume(challengeId, now))) throw challengeUsed();
+    await this.#refundGuess(subject, everywhere);
     const user = await this.users.signIn({
       id: randomUUID(),
       project_id: project.id,
@@ -163,8 +259,145 @@ export class OtpService {
       created_at: now,
       last_sign_in_at: now,
     });
-    await this.listener.signedIn?.(project, user);
-    if (!getOAuthToken) return { user_id: user.id, auth_method: 'OTP' };
-    return { oauth_token: await this.tokens.startSession(project, user, 'OTP') };
+    return this.signIn.complete(project, user, { method: 'OTP' }, { getOAuthToken, userTouched: true });
+  }
+
+  /**
+   * `complete` on PostgreSQL, in two statements: the guess (budgets, attempt, consumption and the
+   * user, see OtpRepository.guess), then the sign-in's event and session with the refunds of the
+   * budgets. Same rules and answers as the steps above, which SQLite runs.
+   */
+  async #completeAtOnce(
+    project: Project,
+    challengeId: string,
+    code: string,
+    getOAuthToken: boolean,
+    client: ClientNetwork,
+    now: number,
+  ): Promise<SignInResult> {
+    const limits = this.config.rateLimits;
+    const parts = budgetParts(project, client);
+    const guess = await this.repository.guess(
+      project.id,
+      challengeId,
+      hmac(this.codeKey, challengeId, code),
+      now,
+      {
+        network: { scope: GUESS, ...parts.network, ...windowOf(limits.otpGuessesPerIdentifier, now) },
+        day: { scope: GUESS_DAY, ...parts.network, ...windowOf(limits.otpGuessesPerNetworkDaily, now) },
+        everywhere: { scope: GUESS_ALL, ...parts.everywhere, ...windowOf(limits.otpGuessesCeiling, now) },
+      },
+      randomUUID(),
+    );
+    const { identifier, network, day, everywhere: ceiling, attempt, signedIn } = guess;
+    if (identifier === undefined || !network) throw challengeNotFound();
+    const subject = subjectOf(parts.network, identifier);
+    const everywhere = subjectOf(parts.everywhere, identifier);
+    if (network.count > limits.otpGuessesPerIdentifier.limit) {
+      return this.#throttled(project, false, secondsLeft(network, now));
+    }
+    if (!day) throw new Error("the OTP guess statement skipped the network's daily budget");
+    if (day.count > limits.otpGuessesPerNetworkDaily.limit) {
+      await this.limiter.refund(GUESS, subject);
+      return this.#throttled(project, false, secondsLeft(day, now));
+    }
+    if (!ceiling) throw new Error('the OTP guess statement skipped the identifier-wide budget');
+    if (ceiling.count > limits.otpGuessesCeiling.limit) {
+      await this.limiter.refund(GUESS, subject);
+      await this.limiter.refund(GUESS_DAY, subject);
+      return this.#throttled(project, true, secondsLeft(ceiling, now));
+    }
+    if (!attempt) {
+      await this.#refundGuess(subject, everywhere);
+      return this.#unavailable(project, challengeId, undefined, now);
+    }
+    if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
+    if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
+    return this.signIn.complete(
+      project,
+      signedIn.user,
+      { method: 'OTP' },
+      {
+        getOAuthToken,
+        userTouched: true,
+        extras: {
+          pin: signedIn.pin,
+          claims: signedIn.claims,
+          // A right code gives both budget units back, with the sign-in's own writes. First, and
+          // in this order: the guess statement locks the same rows in the same order.
+          writes: [
+            refundWrite(rateLimitKey(GUESS, subject)),
+            refundWrite(rateLimitKey(GUESS_DAY, subject)),
+            refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
+          ],
+        },
+      },
+    );
+  }
+
+  /** A budget refused the guess: recorded, and a 429 with the time its window ends. */
+  async #throttled(project: Project, identifierLocked: boolean, retryAfter: number): Promise<never> {
+    await this.signIn.recordFailure(project, {
+      method: 'OTP',
+      reason: identifierLocked ? 'identifier_locked' : 'network_throttled',
+    });
+    throw tooManyRequests(
+      'too many wrong codes for this identifier; try again later',
+      retryAfter,
+      ErrorCodes.tooManyAttempts,
+    );
+  }
+
+  /** No attempt could be taken: the challenge (read again: a parallel request may have used it) says why. */
+  async #unavailable(
+    project: Project,
+    challengeId: string,
+    before: { consumed_at: number | null; expires_at: number } | undefined,
+    now: number,
+  ): Promise<never> {
+    const current = (await this.repository.find(project.id, challengeId)) ?? before;
+    if (current && current.consumed_at !== null) throw challengeUsed();
+    if (current && current.expires_at <= now)
+      throw badRequest('this code has expired; ask for a new one', ErrorCodes.challengeExpired);
+    throw new TesseraError(429, ErrorCodes.tooManyAttempts, 'too many wrong codes; ask for a new one');
+  }
+
+  async #wrongCode(project: Project, left: number): Promise<never> {
+    await this.signIn.recordFailure(project, { method: 'OTP', reason: 'invalid_code' });
+    throw new TesseraError(
+      400,
+      ErrorCodes.invalidCode,
+      left > 0
+        ? `the code is not correct; ${left} attempt${left === 1 ? '' : 's'} left`
+        : 'the code is not correct; ask for a new one',
+      { extensions: { attempts_left: left } },
+    );
+  }
+
+  async #refundGuess(subject: string, everywhere: string): Promise<void> {
+    await this.limiter.refund(GUESS, subject);
+    await this.limiter.refund(GUESS_DAY, subject);
+    await this.limiter.refund(GUESS_ALL, everywhere);
   }
 }
+
+/**
+ * The guess budgets' subjects around the identifier: the identifier in the project from this
+ * client network, and from anywhere. The limiter's key is a hash of scope and subject.
+ */
+function budgetParts(project: Project, client: ClientNetwork) {
+  return {
+    network: { head: `${project.id}\0`, tail: `\0${client}` },
+    everywhere: { head: `${project.id}\0`, tail: '' },
+  };
+}
+
+/** A budget's rule as the guess statement takes it: the limit, and the end of a window starting now. */
+const windowOf = (rule: RateLimit, now: number) => ({ limit: rule.limit, resetAt: now + rule.window * 1000 });
+
+const subjectOf = (part: { head: string; tail: string }, identifier: string) =>
+  `${part.head}${identifier}${part.tail}`;
+
+const challengeNotFound = () =>
+  badRequest('no such sign-in challenge for this project', ErrorCodes.challengeNotFound);
+const challengeUsed = () => badRequest('this code has already been used', ErrorCodes.challengeUsed);

@@ -1,20 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
+import type { AppHooks } from '../../plugins/request-context.js';
+import type { DeviceService } from '../device/device.service.js';
+import type { PinService } from './pin.service.js';
 
 const Pin = Type.String({ minLength: 1, maxLength: 32 });
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 
-export function pinRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function pinRoutes(deps: {
+  pin: PinService;
+  devices: DeviceService;
+  hooks: AppHooks;
+}): FastifyPluginAsyncTypebox {
+  const { pin, devices, hooks } = deps;
   return async (app) => {
-    const bearer = [ctx.hooks.ipLimit('pin'), ctx.hooks.bearer];
-    const signIn = [ctx.hooks.ipLimit('pin-signin'), ctx.hooks.project];
+    const bearer = [hooks.ipLimit('pin'), hooks.bearer];
+    const signIn = [hooks.ipLimit('pin-signin'), hooks.project];
 
-    app.get('/v1/pin', { preHandler: bearer }, async (request) => ctx.pin.status(request.auth.user.id));
+    app.get('/v1/pin', { preHandler: bearer }, async (request) => pin.status(request.auth.user.id));
     app.put(
       '/v1/pin',
       { schema: { body: Type.Object({ pin: Pin, current_pin: Type.Optional(Pin) }) }, preHandler: bearer },
-      async (request) => ctx.pin.set(request.auth, request.body.pin, request.body.current_pin),
+      async (request) => pin.set(request.auth, request.body.pin, request.body.current_pin),
     );
     app.delete(
       '/v1/pin',
@@ -23,7 +30,7 @@ export function pinRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preHandler: bearer,
       },
       async (request, reply) => {
-        await ctx.pin.remove(request.auth, request.body?.current_pin);
+        await pin.remove(request.auth, request.body?.current_pin);
         return reply.code(204).send();
       },
     );
@@ -31,7 +38,7 @@ export function pinRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/auth/pin/start',
       { schema: { body: Type.Object({ device_id: Id }) }, preHandler: signIn },
-      async (request) => ctx.devices.signInChallenge(request.project, request.body.device_id, 'pin-signin'),
+      async (request) => devices.signInChallenge(request.project, request.body.device_id, 'pin-signin'),
     );
     app.post(
       '/v1/auth/pin/complete',
@@ -46,7 +53,7 @@ export function pinRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         preHandler: signIn,
       },
-      async (request) => ctx.pin.signIn(request.project, request.body),
+      async (request) => pin.signIn(request.project, request.body),
     );
   };
 }

@@ -1,24 +1,23 @@
-import { ErrorCodes } from '@tessera/core';
+import { ErrorCodes, type SignInResult } from '@tessera/core';
 import type { Selectable } from 'kysely';
-import type { PinTable, Project } from '../../db/schema.js';
+import type { PinTable } from '../../db/schema.js';
 import { badRequest, TesseraError } from '../../errors.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { DeviceService } from '../device/device.service.js';
-import type { SignInResult } from '../otp/otp.service.js';
-import type { SessionRepository } from '../session/session.repository.js';
+import type { Project } from '../projects/project.js';
+import type { SecurityNotices } from '../sign-in/security-notices.js';
+import type { SignInService } from '../sign-in/sign-in.service.js';
+import { STRONG_METHODS, type StepUp } from '../sign-in/step-up.js';
 import { MAX_PIN_ATTEMPTS, type PinRepository } from './pin.repository.js';
 import { hashPin, verifyPin, weakPinReason } from './pin-hash.js';
 
-/** Changing or removing a PIN without the current one needs a sign-in this recent. */
-export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
-
 /**
- * Sign-in methods whose recent session may stand in for the current PIN. Both prove something
- * other than the device + PIN pair: a TRUSTED DEVICE session proves only the device (the very
- * thing PIN sign-in already needs), and a PIN session is no stronger than the PIN it replaces.
+ * Sign-in methods whose recent session may stand in for the current PIN (the strong methods):
+ * a TRUSTED DEVICE session proves only the device (the very thing PIN sign-in already needs), and
+ * a PIN session is no stronger than the PIN it replaces.
  */
-const METHODS_REPLACING_CURRENT_PIN: ReadonlySet<string> = new Set(['OTP', 'BIOMETRIC']);
+const METHODS_REPLACING_CURRENT_PIN = STRONG_METHODS;
 
 /** A locked PIN is set again or removed only after the OTP sign-in that unlocks it. */
 const METHOD_CLEARING_LOCK = 'OTP';
@@ -38,10 +37,12 @@ const lockedError = (action: 'change' | 'remove') =>
 export class PinService {
   constructor(
     private readonly repository: PinRepository,
-    private readonly sessions: SessionRepository,
+    private readonly stepUp: StepUp,
     private readonly devices: DeviceService,
+    private readonly signInService: SignInService,
     private readonly audit: AuditLog,
     private readonly pepper: Buffer,
+    private readonly notices: SecurityNotices,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -62,9 +63,7 @@ export class PinService {
     currentPin: string | undefined,
     action: 'change' | 'remove',
   ): Promise<{ clearLock: boolean }> {
-    const session = await this.sessions.findById(auth.claims.sid);
-    const recentMethod =
-      session && this.now() - session.auth_time <= RECENT_SIGN_IN_MS ? session.auth_method : undefined;
+    const recentMethod = await this.stepUp.recentMethod(auth);
     if (isLocked(existing)) {
       if (recentMethod === METHOD_CLEARING_LOCK) return { clearLock: true };
       throw lockedError(action);
@@ -115,6 +114,8 @@ export class PinService {
     const weak = weakPinReason(pin);
     if (weak) throw badRequest(weak, ErrorCodes.weakPin);
     const existing = await this.repository.find(auth.user.id);
+    // A first PIN adds a credential: it needs the same recent strong sign-in as a new device.
+    if (!existing) await this.stepUp.requireRecentStrongSignIn(auth, 'set a PIN');
     const { clearLock } = existing
       ? await this.#requireReauthentication(auth, existing, currentPin, 'change')
       : { clearLock: false };
@@ -129,6 +130,7 @@ export class PinService {
       userId: auth.user.id,
       type: existing ? 'pin.changed' : 'pin.set',
     });
+    await this.notices.enrolled(auth.project, auth.user, existing ? 'pin.changed' : 'pin.set');
     return { pin_set: true };
   }
 
@@ -170,11 +172,10 @@ export class PinService {
     const attempt = await this.repository.reserveAttempt(user.id);
     if (!attempt) {
       const stored = await this.repository.find(user.id);
-      await this.audit.record({
-        projectId: project.id,
+      await this.signInService.recordFailure(project, {
+        method: 'PIN',
+        reason: stored ? 'pin_locked' : 'pin_not_set',
         userId: user.id,
-        type: 'signin.failed',
-        data: { method: 'PIN', reason: stored ? 'pin_locked' : 'pin_not_set' },
       });
       if (!stored) throw badRequest('no PIN is set for this user', ErrorCodes.pinNotSet);
       throw new TesseraError(
@@ -187,11 +188,10 @@ export class PinService {
     // and answers take the same path whatever was sent.
     if (!/^\d{4,12}$/.test(input.pin) || !(await verifyPin(this.pepper, input.pin, attempt.hash))) {
       const left = MAX_PIN_ATTEMPTS - attempt.failed_attempts;
-      await this.audit.record({
-        projectId: project.id,
+      await this.signInService.recordFailure(project, {
+        method: 'PIN',
+        reason: 'invalid_pin',
         userId: user.id,
-        type: 'signin.failed',
-        data: { method: 'PIN', reason: 'invalid_pin' },
       });
       if (left <= 0) {
         if (await this.repository.lock(user.id, this.now())) {
@@ -212,13 +212,5 @@ export class PinService {
     }
     await this.repository.reset(user.id);
     return this.devices.finish(project, user, device, 'PIN', input.getOAuthToken === true);
-  }
-
-  /** An OTP sign-in lifts a PIN lock. */
-  async unlock(projectId: string, userId: string): Promise<void> {
-    const row = await this.repository.find(userId);
-    if (row && row.failed_attempts > 0 && (await this.repository.reset(userId)) && row.locked_at !== null) {
-      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
-    }
   }
 }

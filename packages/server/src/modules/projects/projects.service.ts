@@ -1,9 +1,20 @@
 import { ErrorCodes } from '@tessera/core';
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
-import type { Project } from '../../db/schema.js';
+import { isDatabaseUnavailable, OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
-import type { ProjectsRepository } from './projects.repository.js';
+import { parseCountryList } from '../otp/sms-countries.js';
+import type { Project } from './project.js';
+import {
+  checkRpIdServesOrigins,
+  defaultRpId,
+  normaliseName,
+  normaliseOrigin,
+  normaliseRpId,
+} from './project-settings.js';
+import { isUniqueViolation, type ProjectsRepository, type ProjectUpdate } from './projects.repository.js';
+
+export { normaliseOrigin } from './project-settings.js';
 
 export interface ProjectCredentials {
   project_id: string;
@@ -18,46 +29,46 @@ export interface CreateProjectInput {
   origins?: string[];
   rpId?: string;
   numericAuthTime?: boolean;
+  /** Require the PIN on every device sign-in (TRUSTED DEVICE alone is refused). */
+  deviceRequiresPin?: boolean;
+  /** Countries SMS codes may go to, e.g. `US,CA` (`*`: all); unset follows TESSERA_SMS_COUNTRIES. */
+  smsCountries?: string;
 }
 
-/**
- * The origin a native Android app reports in WebAuthn client data: the base64url SHA-256 of the
- * app's signing certificate. Passkeys made in the app are checked against it.
- */
-const ANDROID_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/;
-
-/**
- * Normalises an allowed origin: a web origin (`scheme://host[:port]`; paths and wildcards are
- * refused) or an Android app origin (`android:apk-key-hash:<base64url sha256>`, kept as given).
- */
-export function normaliseOrigin(raw: string): string {
-  if (ANDROID_ORIGIN.test(raw)) return raw;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw badRequest(`"${raw}" is not an origin like https://app.example.com`);
-  }
-  if (
-    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
-    url.pathname.length > 1 ||
-    url.search ||
-    url.hash
-  ) {
-    throw badRequest(`"${raw}" is not an origin like https://app.example.com (scheme, host and port only)`);
-  }
-  return url.origin;
+/** What `update` may change; an absent member stays as it is. */
+export interface ProjectChanges {
+  name?: string;
+  /** Replaces the whole list (not with `addOrigins` or `removeOrigins`). */
+  origins?: string[];
+  addOrigins?: string[];
+  /** Each must be one of the project's origins. */
+  removeOrigins?: string[];
+  rpId?: string;
+  numericAuthTime?: boolean;
+  deviceRequiresPin?: boolean;
 }
+
+const projectNotFound = () =>
+  new TesseraError(404, ErrorCodes.unknownApiKey, 'no project has this API key id');
+const nameTaken = (name: string) =>
+  new TesseraError(
+    409,
+    ErrorCodes.conflict,
+    `a project named "${name}" exists already; project names are unique`,
+  );
 
 const CACHE_MS = 5_000;
 
 /**
  * Integrator projects: credentials and settings. Lookups by API key id are cached for a few
- * seconds (hot paths such as /verify must not read the database per request).
+ * seconds (hot paths such as /verify must not read the database per request), longer while the
+ * database is unavailable.
  */
 export class ProjectsService {
   #cache = new Map<string, { project: Project | undefined; until: number }>();
   #origins: { set: Set<string>; until: number } | undefined;
+  /** The last lookup failed because the database is unavailable (cleared by the next success). */
+  #databaseAway = false;
 
   constructor(
     private readonly repository: ProjectsRepository,
@@ -65,26 +76,129 @@ export class ProjectsService {
   ) {}
 
   async create(input: CreateProjectInput): Promise<ProjectCredentials> {
-    const name = input.name.trim();
-    if (!name || name.length > 100) throw badRequest('a project name of 1 to 100 characters is required');
+    const name = normaliseName(input.name);
     const origins = [...new Set((input.origins ?? []).map(normaliseOrigin))];
-    const web = origins.find((o) => !ANDROID_ORIGIN.test(o));
-    const rpId = input.rpId ?? (web ? new URL(web).hostname : null);
+    const rpId = input.rpId === undefined ? defaultRpId(origins) : normaliseRpId(input.rpId);
+    checkRpIdServesOrigins(rpId, origins);
+    const smsCountries = input.smsCountries === undefined ? null : parseCountryList(input.smsCountries);
+    if (smsCountries && 'error' in smsCountries) throw badRequest(`sms countries: ${smsCountries.error}`);
     const secret = `sk_${randomToken(32)}`;
-    const project = {
+    const project: Project = {
       id: randomUUID(),
       name,
       api_key_id: `pk_${randomToken(16)}`,
       secret_hash: sha256(secret),
-      origins: JSON.stringify(origins),
+      origins,
       rp_id: rpId,
       numeric_auth_time: input.numericAuthTime ? 1 : 0,
+      device_requires_pin: input.deviceRequiresPin ? 1 : 0,
+      sms_countries: smsCountries,
       created_at: this.now(),
       secret_rotated_at: null,
     };
-    await this.repository.insert(project);
+    if (await this.repository.findByName(name)) throw nameTaken(name);
+    try {
+      await this.repository.insert(project);
+    } catch (error) {
+      throw isUniqueViolation(error) ? nameTaken(name) : error;
+    }
     this.#origins = undefined;
     return { project_id: project.id, name, api_key_id: project.api_key_id, api_key_secret: secret };
+  }
+
+  /**
+   * Changes a project's settings; the change applies on this instance at once and on the others
+   * within CACHE_MS (their caches expire). Changing the relying-party id orphans the passkeys
+   * made for the old one.
+   */
+  async update(apiKeyId: string, changes: ProjectChanges): Promise<Project> {
+    const fields = this.#validChanges(changes);
+    if (fields.name !== undefined) {
+      const holder = await this.repository.findByName(fields.name);
+      if (holder && holder.api_key_id !== apiKeyId) throw nameTaken(fields.name);
+    }
+    let updated: Project | undefined;
+    try {
+      updated = await this.repository.update(apiKeyId, (project) => {
+        const origins = nextOrigins(project.origins, fields.origins);
+        const update: ProjectUpdate = {
+          ...fields.settings,
+          ...(origins ? { origins } : {}),
+          ...(fields.name !== undefined ? { name: fields.name } : {}),
+        };
+        if (origins || update.rp_id !== undefined)
+          checkRpIdServesOrigins(update.rp_id ?? project.rp_id, origins ?? project.origins);
+        return update;
+      });
+    } catch (error) {
+      throw isUniqueViolation(error) && fields.name !== undefined ? nameTaken(fields.name) : error;
+    }
+    if (!updated) throw projectNotFound();
+    this.#forget(updated);
+    return updated;
+  }
+
+  /** Checks every given change before anything is read; refuses an update that changes nothing. */
+  #validChanges(changes: ProjectChanges): {
+    name?: string;
+    origins: { set?: string[]; add: string[]; remove: string[] };
+    settings: ProjectUpdate;
+  } {
+    const replacing = changes.origins !== undefined;
+    if (replacing && (changes.addOrigins?.length || changes.removeOrigins?.length))
+      throw badRequest('give either the whole list of origins or origins to add and remove, not both');
+    const settings: ProjectUpdate = {};
+    if (changes.rpId !== undefined) settings.rp_id = normaliseRpId(changes.rpId);
+    if (changes.numericAuthTime !== undefined) settings.numeric_auth_time = changes.numericAuthTime ? 1 : 0;
+    if (changes.deviceRequiresPin !== undefined)
+      settings.device_requires_pin = changes.deviceRequiresPin ? 1 : 0;
+    const origins = {
+      ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
+      add: (changes.addOrigins ?? []).map(normaliseOrigin),
+      remove: (changes.removeOrigins ?? []).map(normaliseOrigin),
+    };
+    const name = changes.name === undefined ? undefined : normaliseName(changes.name);
+    const nothing =
+      name === undefined &&
+      !replacing &&
+      origins.add.length === 0 &&
+      origins.remove.length === 0 &&
+      Object.keys(settings).length === 0;
+    if (nothing) throw badRequest('nothing to change: give at least one setting');
+    return { ...(name !== undefined ? { name } : {}), origins, settings };
+  }
+
+  /**
+   * Deletes a project and everything of it (see ProjectsRepository.delete). Its API key stops
+   * working, and its tokens stop verifying, on this instance at once and on the others within
+   * CACHE_MS.
+   */
+  async delete(apiKeyId: string): Promise<{ project: Project; users: number }> {
+    const project = await this.repository.findByApiKeyId(apiKeyId);
+    if (!project) throw projectNotFound();
+    const deleted = await this.repository.delete(project.id);
+    this.#forget(project);
+    if (!deleted) throw projectNotFound();
+    return { project, users: deleted.users };
+  }
+
+  /** A project by API key id (404 when there is none), read from the database. */
+  async get(apiKeyId: string): Promise<Project> {
+    const project = await this.repository.findByApiKeyId(apiKeyId);
+    if (!project) throw projectNotFound();
+    return project;
+  }
+
+  /** A project by API key id or, failing that, by name (the CLI's `<project>` argument). */
+  async findByRef(ref: string): Promise<Project | undefined> {
+    return (await this.repository.findByApiKeyId(ref)) ?? (await this.repository.findByName(ref));
+  }
+
+  /** Drops what this instance cached about a project. */
+  #forget(project: Pick<Project, 'id' | 'api_key_id'>): void {
+    this.#cache.delete(project.api_key_id);
+    this.#cache.delete(`id:${project.id}`);
+    this.#origins = undefined;
   }
 
   list(): Promise<Project[]> {
@@ -98,41 +212,53 @@ export class ProjectsService {
   /** Replaces the API key secret; the old one stops working at once. */
   async rotateSecret(apiKeyId: string): Promise<ProjectCredentials> {
     const project = await this.repository.findByApiKeyId(apiKeyId);
-    if (!project) throw new TesseraError(404, ErrorCodes.unknownApiKey, 'no project has this API key id');
+    if (!project) throw projectNotFound();
     const secret = `sk_${randomToken(32)}`;
     await this.repository.setSecretHash(project.id, sha256(secret), this.now());
-    this.#cache.delete(apiKeyId);
-    this.#cache.delete(`id:${project.id}`);
+    this.#forget(project);
     return { project_id: project.id, name: project.name, api_key_id: apiKeyId, api_key_secret: secret };
   }
 
   /** The project of an API key id, from a short cache; undefined when there is none. */
   async byApiKeyId(apiKeyId: string): Promise<Project | undefined> {
-    const hit = this.#cache.get(apiKeyId);
-    const now = this.now();
-    if (hit && hit.until > now) return hit.project;
-    const project = await this.repository.findByApiKeyId(apiKeyId);
-    if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(apiKeyId, { project, until: now + CACHE_MS });
-    return project;
+    return this.#cachedRead(apiKeyId, () => this.repository.findByApiKeyId(apiKeyId));
   }
 
   /** The project with this id, from the same short cache (refresh grants look it up by id). */
   async byId(id: string): Promise<Project | undefined> {
-    const key = `id:${id}`;
+    return this.#cachedRead(`id:${id}`, () => this.repository.findById(id));
+  }
+
+  /**
+   * A cached lookup. While the database is unavailable, an entry that expired less than
+   * OUTAGE_GRACE_MS ago still answers (projects rarely change), so /verify and signed-in
+   * requests keep working through a short outage.
+   */
+  async #cachedRead(key: string, read: () => Promise<Project | undefined>): Promise<Project | undefined> {
     const hit = this.#cache.get(key);
     const now = this.now();
     if (hit && hit.until > now) return hit.project;
-    const project = await this.repository.findById(id);
+    let project: Project | undefined;
+    try {
+      project = await read();
+    } catch (error) {
+      if (!hit || !isDatabaseUnavailable(error) || now - hit.until >= OUTAGE_GRACE_MS) throw error;
+      this.#databaseAway = true;
+      return hit.project;
+    }
+    this.#databaseAway = false;
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(key, { project, until: now + CACHE_MS });
     return project;
   }
 
-  /** Synchronous peek at the cache, for the /verify hot path. */
+  /** Synchronous peek at the cache, for the /verify hot path (expired entries too, see #cachedRead). */
   cached(apiKeyId: string): Project | undefined | null {
     const hit = this.#cache.get(apiKeyId);
-    return hit && hit.until > this.now() ? hit.project : null;
+    if (!hit) return null;
+    const now = this.now();
+    if (hit.until > now || (this.#databaseAway && now - hit.until < OUTAGE_GRACE_MS)) return hit.project;
+    return null;
   }
 
   /** The project named by `API_KEY_ID`, or a 401 saying what is wrong. */
@@ -169,6 +295,23 @@ export class ProjectsService {
     }
     return this.#origins.set.has(origin);
   }
+}
+
+const unique = (values: string[]): string[] => [...new Set(values)];
+
+/**
+ * The origin list after an update, or undefined when it does not change. Removing an origin the
+ * project does not have is refused (a typo would otherwise pass silently).
+ */
+function nextOrigins(
+  current: readonly string[],
+  origins: { set?: string[]; add: string[]; remove: string[] },
+): string[] | undefined {
+  if (origins.set) return origins.set;
+  if (origins.add.length === 0 && origins.remove.length === 0) return undefined;
+  const missing = origins.remove.find((o) => !current.includes(o));
+  if (missing !== undefined) throw badRequest(`"${missing}" is not one of the project's origins`);
+  return unique([...current, ...origins.add]).filter((o) => !origins.remove.includes(o));
 }
 
 /** Decodes HTTP Basic credentials (RFC 7617); the id and the secret are URL-decoded per RFC 6749 §2.3.1. */

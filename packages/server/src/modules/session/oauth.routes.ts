@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app.js';
+import type { preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError } from '../../errors.js';
-import { apiKeyIdOf } from '../../plugins/request-context.js';
-import { parseBasic } from '../projects/projects.service.js';
+import type { AppHooks } from '../../plugins/request-context.js';
+import { clientFingerprint, type SessionService } from './session.service.js';
 
 const TokenBody = Type.Object({
   grant_type: Type.String({ maxLength: 100 }),
@@ -17,47 +16,21 @@ const RevokeBody = Type.Object({
   client_id: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
-/**
- * The client of a token or revocation request: `client_id` in the body, else API_KEY_ID, else
- * HTTP Basic credentials, whose secret must then be right. A browser's Origin must be one of
- * the project's origins.
- */
-async function clientOf(
-  ctx: AppContext,
-  request: FastifyRequest,
-  bodyClientId: string | undefined,
-): Promise<string> {
-  const basic = parseBasic(request.headers.authorization);
-  if (basic) {
-    try {
-      await ctx.projects.authenticateBasic(request.headers.authorization);
-    } catch {
-      throw new OAuthError(401, 'invalid_client', 'the client credentials are not valid', {
-        'www-authenticate': 'Basic realm="tessera"',
-      });
-    }
-  }
-  const clientId = bodyClientId ?? apiKeyIdOf(request) ?? basic?.id;
-  if (!clientId) throw new OAuthError(401, 'invalid_client', 'client_id (the API key id) is required');
-  if (basic && basic.id !== clientId) {
-    throw new OAuthError(401, 'invalid_client', 'client_id and the Basic credentials name different clients');
-  }
-  const project = await ctx.projects.byApiKeyId(clientId);
-  if (!project) throw new OAuthError(401, 'invalid_client', 'unknown client_id');
-  const origin = request.headers.origin;
-  if (origin && !(JSON.parse(project.origins) as string[]).includes(origin)) {
-    throw new OAuthError(403, 'invalid_client', `origin ${origin} is not allowed for this client`);
-  }
-  return clientId;
+export interface OAuthRoutesDeps {
+  session: SessionService;
+  hooks: Pick<AppHooks, 'ipLimit' | 'bearer'> & {
+    /** Authenticates a public client (`client_id`, `API_KEY_ID` or Basic) into `request.client`. */
+    client: preHandlerAsyncHookHandler;
+  };
 }
 
-export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The OAuth endpoints apps call, from browsers too: refresh grant, RFC 7009 revocation, userinfo. */
+export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const preHandler = ctx.hooks.ipLimit('oauth');
+    const preHandler = [hooks.ipLimit('oauth'), hooks.client];
 
     app.post('/oauth/token', { schema: { body: TokenBody }, preHandler }, async (request, reply) => {
       const { grant_type, refresh_token } = request.body;
-      const clientId = await clientOf(ctx, request, request.body.client_id);
       if (grant_type !== 'refresh_token') {
         throw new OAuthError(
           400,
@@ -67,24 +40,33 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       }
       if (!refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
       reply.header('cache-control', 'no-store');
-      return ctx.tokens.refresh(clientId, refresh_token);
+      return session.refresh(
+        request.client.api_key_id,
+        refresh_token,
+        clientFingerprint(request.ip, request.headers['user-agent']),
+      );
     });
 
     app.post('/oauth/revoke', { schema: { body: RevokeBody }, preHandler }, async (request, reply) => {
-      const clientId = await clientOf(ctx, request, request.body.client_id);
-      const { token } = request.body;
-      let outcome: 'revoked' | 'ignored' | 'wrong_client' = 'ignored';
-      if (token.startsWith('tsr_')) {
-        outcome = await ctx.tokens.revokeRefreshToken(clientId, token);
-      } else {
-        const claims = await ctx.verify.authentic(token);
-        if (typeof claims !== 'string') outcome = await ctx.tokens.revokeSession(clientId, claims.sid);
-      }
+      const outcome = await session.revokeToken(request.client.api_key_id, request.body.token);
       if (outcome === 'wrong_client') {
         throw new OAuthError(400, 'unauthorized_client', 'the token was issued to another client');
       }
       // RFC 7009 §2.2: an invalid or unknown token is answered 200 as well.
       return reply.code(200).header('cache-control', 'no-store').send({});
+    });
+
+    /** OpenID Connect userinfo, for the end user's access token. */
+    app.get('/oauth/userinfo', { preHandler: hooks.bearer }, async (request) => {
+      const { user } = request.auth;
+      return {
+        sub: user.id,
+        client_user_id: user.client_user_id ?? user.id,
+        identifier: user.identifier,
+        ...(user.identifier_type === 'email'
+          ? { email: user.identifier, email_verified: true }
+          : { phone_number: user.identifier, phone_number_verified: true }),
+      };
     });
   };
 }

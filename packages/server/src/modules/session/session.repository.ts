@@ -1,7 +1,13 @@
-import type { Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
+import { type Kysely, sql, type Transaction, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { deleteInBatches } from '../../db/batched-delete.js';
 import type { Db } from '../../db/connect.js';
-import { prepared } from '../../db/prepared.js';
-import type { Database, NewSession, Session, User } from '../../db/schema.js';
+import { Channels, notifyChange } from '../../db/notifications.js';
+import { prepared, together, type Write } from '../../db/prepared.js';
+import type { Database, Session, User } from '../../db/schema.js';
+import type { EventColumns } from '../audit/audit.repository.js';
+import * as auditRepository from '../audit/audit.repository.js';
+import type { RecordedEvent } from '../audit/events.js';
+import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
 
 export interface RefreshTokenRow {
   id: string;
@@ -10,6 +16,78 @@ export interface RefreshTokenRow {
   expires_at: number;
   rotated_at: number | null;
   successor_enc: string | null;
+  rotated_by: string | null;
+}
+
+/** A connection or an open transaction: revocations join the caller's transaction when given one. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+type SessionFilter = (
+  q: UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>,
+) => UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>;
+
+/**
+ * Revokes every live session the filter selects and records a tombstone for each (read by every
+ * instance's revocation list), and on PostgreSQL notifies the other instances of the ids; returns
+ * the ids revoked. Runs in the executor's transaction, or in one of its own.
+ */
+async function revokeSelected(
+  executor: Executor,
+  filter: SessionFilter,
+  reason: string,
+  now: number,
+): Promise<string[]> {
+  const run = async (t: Executor) => {
+    const rows = await filter(t.updateTable('sessions').set({ revoked_at: now, revoked_reason: reason }))
+      .where('revoked_at', 'is', null)
+      .returning(['id', 'project_id'])
+      .execute();
+    if (rows.length > 0) {
+      await t
+        .insertInto('session_revocations')
+        .values(rows.map((r) => ({ session_id: r.id, project_id: r.project_id, revoked_at: now })))
+        .onConflict((oc) => oc.column('session_id').doNothing())
+        .execute();
+      // Delivered to the other instances when this transaction commits (PostgreSQL only).
+      await notifyChange(t, Channels.revocations, { sessions: rows.map((r) => r.id) });
+    }
+    return rows.map((r) => r.id);
+  };
+  return executor.isTransaction ? run(executor) : executor.transaction().execute(run);
+}
+
+/** Ends one session (idempotent: the first reason and time stay). */
+export function revokeSession(executor: Executor, sessionId: string, reason: string, now: number) {
+  return revokeSelected(executor, (q) => q.where('id', '=', sessionId), reason, now);
+}
+
+/** Ends every live session of a user, or all but `except` (sign out the other devices). */
+export function revokeUserSessions(
+  executor: Executor,
+  userId: string,
+  reason: string,
+  now: number,
+  except?: string,
+) {
+  return revokeSelected(
+    executor,
+    (q) => {
+      const mine = q.where('user_id', '=', userId);
+      return except ? mine.where('id', '!=', except) : mine;
+    },
+    reason,
+    now,
+  );
+}
+
+/** Ends the sessions a trusted device started (the device was removed or forgotten). */
+export function revokeDeviceSessions(executor: Executor, deviceId: string, reason: string, now: number) {
+  return revokeSelected(executor, (q) => q.where('device_id', '=', deviceId), reason, now);
+}
+
+/** Ends the sessions a passkey started (the passkey was removed). */
+export function revokePasskeySessions(executor: Executor, passkeyId: string, reason: string, now: number) {
+  return revokeSelected(executor, (q) => q.where('passkey_id', '=', passkeyId), reason, now);
 }
 
 const refreshContext = prepared((db, tokenId: string) =>
@@ -25,12 +103,14 @@ const refreshContext = prepared((db, tokenId: string) =>
       't.expires_at as t_expires_at',
       't.rotated_at',
       't.successor_enc',
+      't.rotated_by',
       's.id as s_id',
       's.project_id',
       's.user_id',
       's.auth_method',
       's.auth_time',
       's.device_id',
+      's.passkey_id',
       's.created_at as s_created_at',
       's.expires_at as s_expires_at',
       's.last_refreshed_at',
@@ -46,10 +126,10 @@ const refreshContext = prepared((db, tokenId: string) =>
     .where('t.id', '=', tokenId),
 );
 
-const markRotated = prepared((db, oldId: string, now: number, successorEnc: string) =>
+const markRotated = prepared((db, oldId: string, now: number, successorEnc: string, rotatedBy: string) =>
   db
     .updateTable('refresh_tokens')
-    .set({ rotated_at: now, successor_enc: successorEnc })
+    .set({ rotated_at: now, successor_enc: successorEnc, rotated_by: rotatedBy })
     .where('id', '=', oldId)
     .where('rotated_at', 'is', null),
 );
@@ -64,6 +144,7 @@ const insertRefreshToken = prepared(
       expires_at: expiresAt,
       rotated_at: null,
       successor_enc: null,
+      rotated_by: null,
     }),
 );
 
@@ -71,22 +152,124 @@ const touchSession = prepared((db, id: string, now: number) =>
   db.updateTable('sessions').set({ last_refreshed_at: now }).where('id', '=', id),
 );
 
+const insertSession = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    userId: string,
+    authMethod: string,
+    authTime: number,
+    deviceId: string | null,
+    passkeyId: string | null,
+    createdAt: number,
+    expiresAt: number,
+    lastRefreshedAt: number | null,
+    revokedAt: number | null,
+    revokedReason: string | null,
+  ) =>
+    db.insertInto('sessions').values({
+      id,
+      project_id: projectId,
+      user_id: userId,
+      auth_method: authMethod,
+      auth_time: authTime,
+      device_id: deviceId,
+      passkey_id: passkeyId,
+      created_at: createdAt,
+      expires_at: expiresAt,
+      last_refreshed_at: lastRefreshedAt,
+      revoked_at: revokedAt,
+      revoked_reason: revokedReason,
+    }),
+);
+
+/**
+ * PostgreSQL: a whole rotation in one statement (atomic without BEGIN and COMMIT round trips).
+ * `rotated` is the conditional update that makes exactly one concurrent caller the winner; the
+ * successor, the session's refresh time and (`rotateAndRecord`) the audit event are written only
+ * from its row, i.e. only for the winner.
+ */
+const rotation = (
+  oldId: string,
+  now: number,
+  successorEnc: string,
+  rotatedBy: string,
+  successorId: string,
+  secretHash: string,
+  expiresAt: number,
+) => sql`
+  rotated as (
+    update refresh_tokens set rotated_at = ${now}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
+    where id = ${oldId} and rotated_at is null
+    returning session_id
+  ),
+  successor as (
+    insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
+    select ${successorId}::text, session_id, ${secretHash}::text, ${now}::bigint, ${expiresAt}::bigint
+    from rotated
+  ),
+  touched as (
+    update sessions set last_refreshed_at = ${now} where id = (select session_id from rotated)
+  )`;
+
+type RotationArgs = Parameters<typeof rotation>;
+const ROTATION_ARITY = rotation.length;
+
+const rotateOnly = prepared(
+  (_db, ...args: RotationArgs) =>
+    sql<{ rotated: boolean }>`with ${rotation(...args)}
+  select exists (select 1 from rotated) as rotated`,
+);
+
+const rotateAndRecord = prepared((_db, ...args: [...RotationArgs, ...EventColumns]) => {
+  const event = args.slice(ROTATION_ARITY) as EventColumns;
+  return sql<{ rotated: boolean }>`with ${rotation(...(args.slice(0, ROTATION_ARITY) as RotationArgs))},
+  event as (${auditRepository.insertFrom('rotated', ...event)})
+  select exists (select 1 from rotated) as rotated`;
+});
+
 export class SessionRepository {
   constructor(private readonly db: Db) {}
 
   /** Inserts a session with its first refresh token, atomically. */
-  async create(session: NewSession, token: { id: string; secret_hash: string }): Promise<void> {
-    await this.db.kysely.transaction().execute(async (trx) => {
-      await trx.insertInto('sessions').values(session).execute();
-      await insertRefreshToken(
-        trx,
+  async create(session: Session, token: { id: string; secret_hash: string }): Promise<void> {
+    await this.store(this.creation(session, token));
+  }
+
+  /** Runs writes (`creation`'s and others') atomically: one statement on PostgreSQL. */
+  async store(writes: readonly Write[]): Promise<void> {
+    await together(this.db.kysely, writes);
+  }
+
+  /**
+   * The writes that start a session: the session and its first refresh token, to be run together
+   * (`together`, or `AuditLog.recordWith` with the sign-in's event; one statement on PostgreSQL).
+   */
+  creation(session: Session, token: { id: string; secret_hash: string }): Write[] {
+    return [
+      insertSession.write(
+        session.id,
+        session.project_id,
+        session.user_id,
+        session.auth_method,
+        session.auth_time,
+        session.device_id,
+        session.passkey_id,
+        session.created_at,
+        session.expires_at,
+        session.last_refreshed_at,
+        session.revoked_at,
+        session.revoked_reason,
+      ),
+      insertRefreshToken.write(
         token.id,
         session.id,
         token.secret_hash,
         session.created_at,
         session.expires_at,
-      );
-    });
+      ),
+    ];
   }
 
   findById(id: string): Promise<Session | undefined> {
@@ -96,7 +279,7 @@ export class SessionRepository {
   findRefreshToken(id: string): Promise<RefreshTokenRow | undefined> {
     return this.db.kysely
       .selectFrom('refresh_tokens')
-      .select(['id', 'session_id', 'secret_hash', 'expires_at', 'rotated_at', 'successor_enc'])
+      .select(['id', 'session_id', 'secret_hash', 'expires_at', 'rotated_at', 'successor_enc', 'rotated_by'])
       .where('id', '=', id)
       .executeTakeFirst();
   }
@@ -107,7 +290,7 @@ export class SessionRepository {
    */
   async findForRefresh(
     tokenId: string,
-  ): Promise<{ token: RefreshTokenRow; session: Session; user: User; claims: string | null } | undefined> {
+  ): Promise<{ token: RefreshTokenRow; session: Session; user: User; claims: CustomClaims } | undefined> {
     const [r] = (await refreshContext(this.db.kysely, tokenId)).rows;
     if (!r) return undefined;
     return {
@@ -118,6 +301,7 @@ export class SessionRepository {
         expires_at: r.t_expires_at,
         rotated_at: r.rotated_at,
         successor_enc: r.successor_enc,
+        rotated_by: r.rotated_by,
       },
       session: {
         id: r.s_id,
@@ -126,6 +310,7 @@ export class SessionRepository {
         auth_method: r.auth_method,
         auth_time: r.auth_time,
         device_id: r.device_id,
+        passkey_id: r.passkey_id,
         created_at: r.s_created_at,
         expires_at: r.s_expires_at,
         last_refreshed_at: r.last_refreshed_at,
@@ -141,14 +326,18 @@ export class SessionRepository {
         created_at: r.u_created_at,
         last_sign_in_at: r.last_sign_in_at,
       },
-      claims: r.claims,
+      claims: parseClaims(r.claims),
     };
   }
 
   /**
-   * Rotates a refresh token: marks the old one used and stores its successor, in one
-   * transaction. The conditional update makes exactly one of several concurrent callers (in
-   * any number of processes) the winner; the others get false.
+   * Rotates a refresh token: marks the old one used and stores its successor, atomically, and
+   * touches the session. The conditional update makes exactly one of several concurrent callers
+   * (in any number of processes) the winner; the others get false. An `event` (from
+   * `AuditLog.inline`) is stored with the rotation, only when this caller won.
+   *
+   * PostgreSQL: one statement (see `rotation`). SQLite: a transaction of separate statements,
+   * which its driver makes cheap.
    */
   async rotate(
     oldId: string,
@@ -160,9 +349,27 @@ export class SessionRepository {
       expires_at: number;
     },
     now: number,
+    /** Hash of the client making the grant. */
+    rotatedBy: string,
+    event?: RecordedEvent,
   ): Promise<boolean> {
+    if (this.db.dialect === 'postgres') {
+      const args: RotationArgs = [
+        oldId,
+        now,
+        successor.successor_enc,
+        rotatedBy,
+        successor.id,
+        successor.secret_hash,
+        successor.expires_at,
+      ];
+      const { rows } = event
+        ? await rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))
+        : await rotateOnly(this.db.kysely, ...args);
+      return rows[0]?.rotated === true;
+    }
     return this.db.kysely.transaction().execute(async (trx) => {
-      const updated = await markRotated(trx, oldId, now, successor.successor_enc);
+      const updated = await markRotated(trx, oldId, now, successor.successor_enc, rotatedBy);
       if (!updated.numAffectedRows) return false;
       await insertRefreshToken(
         trx,
@@ -173,42 +380,14 @@ export class SessionRepository {
         successor.expires_at,
       );
       await touchSession(trx, successor.session_id, now);
+      if (event) await auditRepository.insert(trx, event);
       return true;
     });
   }
 
-  /** Revokes a session (idempotent: the first reason and time stay). */
+  /** Ends one session; true when this call ended it. */
   async revoke(id: string, reason: string, now: number): Promise<boolean> {
-    return (await this.revokeWhere((q) => q.where('id', '=', id), reason, now)).length > 0;
-  }
-
-  /**
-   * Revokes every live session the filter selects and records a tombstone for each, in one
-   * transaction; returns the ids revoked.
-   */
-  revokeWhere(
-    filter: (
-      q: UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>,
-    ) => UpdateQueryBuilder<Database, 'sessions', 'sessions', UpdateResult>,
-    reason: string,
-    now: number,
-    trx?: Transaction<Database>,
-  ): Promise<string[]> {
-    const run = async (t: Transaction<Database>) => {
-      const rows = await filter(t.updateTable('sessions').set({ revoked_at: now, revoked_reason: reason }))
-        .where('revoked_at', 'is', null)
-        .returning(['id', 'project_id'])
-        .execute();
-      if (rows.length > 0) {
-        await t
-          .insertInto('session_revocations')
-          .values(rows.map((r) => ({ session_id: r.id, project_id: r.project_id, revoked_at: now })))
-          .onConflict((oc) => oc.column('session_id').doNothing())
-          .execute();
-      }
-      return rows.map((r) => r.id);
-    };
-    return trx ? run(trx) : this.db.kysely.transaction().execute(run);
+    return (await revokeSession(this.db.kysely, id, reason, now)).length > 0;
   }
 
   listByUser(userId: string, includeRevoked = false): Promise<Session[]> {
@@ -226,9 +405,9 @@ export class SessionRepository {
       .execute();
   }
 
-  /** Deletes sessions (and, by cascade, their refresh tokens) that ended before `before`. */
+  /** Deletes sessions (and, by cascade, their refresh tokens) that ended before `before`, in bounded batches. */
   async pruneExpired(before: number): Promise<void> {
-    await this.db.kysely.deleteFrom('sessions').where('expires_at', '<', before).execute();
+    await deleteInBatches(this.db.kysely, 'sessions', 'id', 'expires_at', before);
   }
 
   /** Drops tombstones older than any access token could be. */

@@ -1,6 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared } from '../../db/prepared.js';
-import type { User } from '../../db/schema.js';
+import type { Database, User } from '../../db/schema.js';
 
 const upsertOnSignIn = prepared(
   (
@@ -72,5 +73,27 @@ export class UsersRepository {
 
   async touchSignIn(id: string, at: number): Promise<void> {
     await this.db.kysely.updateTable('users').set({ last_sign_in_at: at }).where('id', '=', id).execute();
+  }
+
+  async setClientUserId(id: string, clientUserId: string | null): Promise<void> {
+    await this.db.kysely
+      .updateTable('users')
+      .set({ client_user_id: clientUserId })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * Deletes a user (its PIN, devices, passkeys, claims and sessions go by cascade) and its
+   * one-time-code challenges, which name the identifier in clear and have no foreign key to the
+   * user. Runs on the caller's transaction, which revokes the sessions first.
+   */
+  async erase(trx: Kysely<Database>, user: Pick<User, 'id' | 'project_id' | 'identifier'>): Promise<void> {
+    await trx.deleteFrom('users').where('id', '=', user.id).execute();
+    await trx
+      .deleteFrom('otp_challenges')
+      .where('project_id', '=', user.project_id)
+      .where('identifier', '=', user.identifier)
+      .execute();
   }
 }

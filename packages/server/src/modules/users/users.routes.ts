@@ -1,30 +1,37 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
 import { badRequest } from '../../errors.js';
-import { userView } from './users.service.js';
+import type { BiometricService } from '../biometric/biometric.service.js';
+import type { ClaimsService } from '../claims/claims.service.js';
+import type { DeviceService } from '../device/device.service.js';
+import { type UsersService, userView } from './users.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const UserParams = Type.Object({ user_id: Id });
 
-/** The integrator API over users (HTTP Basic with the API key secret). */
-export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    const preHandler = ctx.hooks.integrator;
+export interface UsersRoutesDeps {
+  users: UsersService;
+  claims: ClaimsService;
+  devices: DeviceService;
+  biometric: BiometricService;
+}
 
+/** The integrator API over users; the integrator family authenticates and sets `request.project`. */
+export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
+  const { users, claims, devices, biometric } = deps;
+  return async (app) => {
     app.get(
       '/v1/users',
       {
         schema: { querystring: Type.Object({ identifier: Type.Optional(Type.String({ maxLength: 320 })) }) },
-        preHandler,
       },
       async (request) => {
         if (!request.query.identifier) throw badRequest('query parameter identifier is required');
-        return userView(await ctx.usersService.byIdentifier(request.project, request.query.identifier));
+        return userView(await users.byIdentifier(request.project, request.query.identifier));
       },
     );
-    app.get('/v1/users/:user_id', { schema: { params: UserParams }, preHandler }, async (request) =>
-      userView(await ctx.usersService.require(request.project, request.params.user_id)),
+    app.get('/v1/users/:user_id', { schema: { params: UserParams } }, async (request) =>
+      userView(await users.require(request.project, request.params.user_id)),
     );
     app.patch(
       '/v1/users/:user_id',
@@ -33,61 +40,35 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           params: UserParams,
           body: Type.Object({ client_user_id: Type.Union([Type.String({ maxLength: 255 }), Type.Null()]) }),
         },
-        preHandler,
       },
       async (request) =>
         userView(
-          await ctx.usersService.setClientUserId(
-            request.project,
-            request.params.user_id,
-            request.body.client_user_id,
-          ),
+          await users.setClientUserId(request.project, request.params.user_id, request.body.client_user_id),
         ),
     );
-    app.delete(
-      '/v1/users/:user_id',
-      { schema: { params: UserParams }, preHandler },
-      async (request, reply) => {
-        await ctx.usersService.remove(request.project, request.params.user_id);
-        return reply.code(204).send();
-      },
-    );
+    app.delete('/v1/users/:user_id', { schema: { params: UserParams } }, async (request, reply) => {
+      await users.remove(request.project, request.params.user_id);
+      return reply.code(204).send();
+    });
 
     // Custom claims, merged into access tokens issued afterwards.
-    app.get('/v1/users/:user_id/claims', { schema: { params: UserParams }, preHandler }, async (request) => {
-      const user = await ctx.usersService.require(request.project, request.params.user_id);
-      return { claims: await ctx.claims.forUser(request.project.id, user.id) };
+    app.get('/v1/users/:user_id/claims', { schema: { params: UserParams } }, async (request) => {
+      const user = await users.require(request.project, request.params.user_id);
+      return { claims: await claims.forUser(request.project.id, user.id) };
     });
     app.put(
       '/v1/users/:user_id/claims',
-      { schema: { params: UserParams, body: Type.Object({ claims: Type.Unknown() }) }, preHandler },
+      { schema: { params: UserParams, body: Type.Object({ claims: Type.Unknown() }) } },
       async (request) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        const claims = await ctx.claims.put(request.project.id, user.id, request.body.claims);
-        await ctx.audit.record({
-          projectId: request.project.id,
-          userId: user.id,
-          type: 'claims.changed',
-          data: { names: Object.keys(claims).join(',').slice(0, 500) },
-        });
-        return { claims };
+        const user = await users.require(request.project, request.params.user_id);
+        return { claims: await claims.put(request.project.id, user.id, request.body.claims) };
       },
     );
-    app.delete(
-      '/v1/users/:user_id/claims',
-      { schema: { params: UserParams }, preHandler },
-      async (request, reply) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        await ctx.claims.remove(request.project.id, user.id);
-        await ctx.audit.record({
-          projectId: request.project.id,
-          userId: user.id,
-          type: 'claims.changed',
-          data: { names: '' },
-        });
-        return reply.code(204).send();
-      },
-    );
+    app.delete('/v1/users/:user_id/claims', { schema: { params: UserParams } }, async (request, reply) => {
+      const user = await users.require(request.project, request.params.user_id);
+      await claims.remove(request.project.id, user.id);
+      return reply.code(204).send();
+    });
 
     // Sessions.
     app.get(
@@ -99,10 +80,9 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             include_revoked: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
           }),
         },
-        preHandler,
       },
       async (request) => ({
-        sessions: await ctx.usersService.listSessions(
+        sessions: await users.listSessions(
           request.project,
           request.params.user_id,
           request.query.include_revoked === 'true',
@@ -115,30 +95,33 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         // No body (or null) revokes every session: Fastify validates a missing body as null.
         schema: {
           params: UserParams,
-          body: Type.Union([Type.Object({ session_id: Type.Optional(Id) }), Type.Null()]),
+          body: Type.Union([
+            Type.Object({ session_id: Type.Optional(Id), forget_devices: Type.Optional(Type.Boolean()) }),
+            Type.Null(),
+          ]),
         },
-        preHandler,
       },
-      async (request) =>
-        ctx.usersService.revokeSessions(request.project, request.params.user_id, request.body?.session_id),
+      async (request) => {
+        if (request.body?.session_id && request.body.forget_devices)
+          throw badRequest('forget_devices applies to revoking every session: leave out session_id');
+        return users.revokeSessions(request.project, request.params.user_id, request.body?.session_id, {
+          forgetDevices: request.body?.forget_devices === true,
+        });
+      },
     );
     app.delete(
       '/v1/users/:user_id/sessions/:session_id',
-      { schema: { params: Type.Object({ user_id: Id, session_id: Id }) }, preHandler },
+      { schema: { params: Type.Object({ user_id: Id, session_id: Id }) } },
       async (request, reply) => {
-        await ctx.usersService.revokeSessions(
-          request.project,
-          request.params.user_id,
-          request.params.session_id,
-        );
+        await users.revokeSessions(request.project, request.params.user_id, request.params.session_id);
         return reply.code(204).send();
       },
     );
 
     // Devices and passkeys.
-    app.get('/v1/users/:user_id/devices', { schema: { params: UserParams }, preHandler }, async (request) => {
-      const user = await ctx.usersService.require(request.project, request.params.user_id);
-      return { devices: await ctx.devices.list(user.id) };
+    app.get('/v1/users/:user_id/devices', { schema: { params: UserParams } }, async (request) => {
+      const user = await users.require(request.project, request.params.user_id);
+      return { devices: await devices.list(user.id) };
     });
     // Same body and rules as the user's own PATCH /v1/devices/{device_id}: a name of 1–100 characters.
     app.patch(
@@ -148,41 +131,35 @@ export function usersRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           params: Type.Object({ user_id: Id, device_id: Id }),
           body: Type.Object({ name: Type.String({ maxLength: 100 }) }),
         },
-        preHandler,
       },
       async (request) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        return ctx.devices.rename(user.id, request.params.device_id, request.body.name);
+        const user = await users.require(request.project, request.params.user_id);
+        return devices.rename(user.id, request.params.device_id, request.body.name);
       },
     );
     app.delete(
       '/v1/users/:user_id/devices/:device_id',
-      { schema: { params: Type.Object({ user_id: Id, device_id: Id }) }, preHandler },
+      { schema: { params: Type.Object({ user_id: Id, device_id: Id }) } },
       async (request, reply) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        await ctx.devices.remove(request.project.id, user.id, request.params.device_id);
+        const user = await users.require(request.project, request.params.user_id);
+        await devices.remove(request.project.id, user.id, request.params.device_id);
         return reply.code(204).send();
       },
     );
-    app.get(
-      '/v1/users/:user_id/passkeys',
-      { schema: { params: UserParams }, preHandler },
-      async (request) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        return { passkeys: await ctx.biometric.list(user.id) };
-      },
-    );
+    app.get('/v1/users/:user_id/passkeys', { schema: { params: UserParams } }, async (request) => {
+      const user = await users.require(request.project, request.params.user_id);
+      return { passkeys: await biometric.list(user.id) };
+    });
     app.delete(
       '/v1/users/:user_id/passkeys/:passkey_id',
       {
         schema: {
           params: Type.Object({ user_id: Id, passkey_id: Type.String({ minLength: 1, maxLength: 1024 }) }),
         },
-        preHandler,
       },
       async (request, reply) => {
-        const user = await ctx.usersService.require(request.project, request.params.user_id);
-        await ctx.biometric.remove(request.project.id, user.id, request.params.passkey_id);
+        const user = await users.require(request.project, request.params.user_id);
+        await biometric.remove(request.project.id, user.id, request.params.passkey_id);
         return reply.code(204).send();
       },
     );

@@ -1,10 +1,12 @@
 import { ErrorCodes } from '@tessera/core';
 import type { Db } from '../../db/connect.js';
-import type { Project, Session, User } from '../../db/schema.js';
+import type { Session, User } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import { normaliseIdentifier } from '../otp/identifier.js';
-import type { SessionRepository } from '../session/session.repository.js';
+import type { Project } from '../projects/project.js';
+import { revokeSession, revokeUserSessions, type SessionRepository } from '../session/session.repository.js';
+import type { SignOutService } from '../session/sign-out.service.js';
 import type { UsersRepository } from './users.repository.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -40,6 +42,7 @@ export class UsersService {
     private readonly sessions: SessionRepository,
     private readonly audit: AuditLog,
     private readonly onSessionsRevoked: (ids: string[]) => void,
+    private readonly signOut: SignOutService,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -62,11 +65,7 @@ export class UsersService {
     if (clientUserId !== null && (clientUserId.trim() === '' || clientUserId.length > 255)) {
       throw badRequest('client_user_id must be 1 to 255 characters, or null to clear it');
     }
-    await this.db.kysely
-      .updateTable('users')
-      .set({ client_user_id: clientUserId })
-      .where('id', '=', user.id)
-      .execute();
+    await this.users.setClientUserId(user.id, clientUserId);
     await this.audit.record({
       projectId: project.id,
       userId: user.id,
@@ -85,19 +84,8 @@ export class UsersService {
   async remove(project: Project, userId: string): Promise<void> {
     const user = await this.require(project, userId);
     const revoked = await this.db.kysely.transaction().execute(async (trx) => {
-      const ids = await this.sessions.revokeWhere(
-        (q) => q.where('user_id', '=', user.id),
-        'user_deleted',
-        this.now(),
-        trx,
-      );
-      await trx.deleteFrom('users').where('id', '=', user.id).execute();
-      // Sign-in challenges name the identifier in clear and have no foreign key to the user.
-      await trx
-        .deleteFrom('otp_challenges')
-        .where('project_id', '=', project.id)
-        .where('identifier', '=', user.identifier)
-        .execute();
+      const ids = await revokeUserSessions(trx, user.id, 'user_deleted', this.now());
+      await this.users.erase(trx, user);
       return ids;
     });
     this.onSessionsRevoked(revoked);
@@ -114,22 +102,29 @@ export class UsersService {
     return (await this.sessions.listByUser(user.id, includeRevoked)).map(sessionView);
   }
 
-  /** Revokes one session of the user, or all of them. */
-  async revokeSessions(project: Project, userId: string, sessionId?: string): Promise<{ revoked: number }> {
+  /** Revokes one session of the user, or all of them (and, when asked, forgets its trusted devices). */
+  async revokeSessions(
+    project: Project,
+    userId: string,
+    sessionId?: string,
+    options: { forgetDevices?: boolean } = {},
+  ): Promise<{ revoked: number; devices_forgotten?: number }> {
     const user = await this.require(project, userId);
-    const ids = await this.sessions.revokeWhere(
-      (q) => {
-        const mine = q.where('user_id', '=', user.id);
-        return sessionId ? mine.where('id', '=', sessionId) : mine;
-      },
-      'revoked_by_integrator',
-      this.now(),
-    );
-    if (sessionId && ids.length === 0) {
-      const existing = await this.sessions.findById(sessionId);
-      if (!existing || existing.user_id !== user.id)
-        throw notFound('no such session for this user', ErrorCodes.sessionNotFound);
+    if (!sessionId) {
+      const done = await this.signOut.signOut(project, user, {
+        scope: 'global',
+        forgetDevices: options.forgetDevices === true,
+        by: 'integrator',
+      });
+      return {
+        revoked: done.sessions_revoked,
+        ...(options.forgetDevices ? { devices_forgotten: done.devices_forgotten } : {}),
+      };
     }
+    const existing = await this.sessions.findById(sessionId);
+    if (!existing || existing.user_id !== user.id)
+      throw notFound('no such session for this user', ErrorCodes.sessionNotFound);
+    const ids = await revokeSession(this.db.kysely, sessionId, 'revoked_by_integrator', this.now());
     this.onSessionsRevoked(ids);
     for (const id of ids)
       await this.audit.record({

@@ -1,15 +1,28 @@
+import { performance } from 'node:perf_hooks';
+import { Channels, type NoticeListener } from '../../db/notifications.js';
+import { OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import type { SessionRepository } from '../session/session.repository.js';
 
 /**
  * The sessions revoked recently enough that their access tokens could still be alive, mirrored
  * in memory. It is re-read from the database at most `maxStaleMs` after the last read began, so
  * a revocation made by any instance reaches every instance within that bound, while /verify
- * never reads the database per request.
+ * never reads the database per request. On PostgreSQL, other instances' revocations also arrive
+ * as notices within milliseconds of their commit (`follow`); the polling stays as the bound.
+ *
+ * When the database stops answering (the last read failed, or the read in flight has taken
+ * longer than `maxStaleMs`), the list stays trusted until `maxStaleMs + outageGraceMs` after the
+ * last successful read began: no revocation can be recorded in an unreachable database, and an
+ * instance cut off from a database the others still reach learns of theirs that much later.
  */
 export class RevocationList {
   #revoked = new Map<string, number>();
   #freshAt = -Infinity;
   #polling: Promise<void> | undefined;
+  #pollAgain: Promise<void> | undefined;
+  /** performance.now() when the read in flight began: a stall is measured in real time. */
+  #pollingSince: number | undefined;
+  #lastReadFailed = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -18,6 +31,7 @@ export class RevocationList {
     private readonly horizonMs: number,
     private readonly maxStaleMs = 1000,
     private readonly now: () => number = Date.now,
+    private readonly outageGraceMs = OUTAGE_GRACE_MS,
   ) {}
 
   /** Polls in the background so requests rarely wait. */
@@ -35,24 +49,74 @@ export class RevocationList {
     clearInterval(this.#timer);
   }
 
-  /** True when the list is recent enough to answer from memory. */
+  /** True when the list is recent enough to answer from memory (see the class comment). */
   fresh(): boolean {
-    return this.now() - this.#freshAt < this.maxStaleMs;
+    const age = this.now() - this.#freshAt;
+    if (age < this.maxStaleMs) return true;
+    return this.#databaseTroubled() && age < this.maxStaleMs + this.outageGraceMs;
+  }
+
+  #databaseTroubled(): boolean {
+    if (this.#lastReadFailed) return true;
+    return this.#pollingSince !== undefined && performance.now() - this.#pollingSince >= this.maxStaleMs;
   }
 
   /** Re-reads the recent revocations (one shared read at a time). */
   refresh(): Promise<void> {
     this.#polling ??= this.#poll().finally(() => {
       this.#polling = undefined;
+      this.#pollingSince = undefined;
     });
     return this.#polling;
   }
 
+  /**
+   * A re-read that begins after this call (the rows changed, or notices may have been missed): the
+   * read in flight may have begun before the change, so this one queues behind it; callers
+   * meanwhile share the queued one.
+   */
+  refreshAfterChange(): Promise<void> {
+    this.#pollAgain ??= (this.#polling ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => {
+        this.#pollAgain = undefined;
+        return this.refresh();
+      });
+    return this.#pollAgain;
+  }
+
+  /**
+   * Takes other instances' revocations from their notices as they commit (PostgreSQL), and
+   * re-reads the whole list each time listening begins (notices sent meanwhile are lost). Polling
+   * goes on beside it: it bounds the delay should a notice never come.
+   */
+  follow(notices: NoticeListener): void {
+    notices.on(Channels.revocations, (detail) => {
+      const sessions = detail.sessions;
+      if (Array.isArray(sessions)) {
+        for (const id of sessions) if (typeof id === 'string') this.add(id);
+      } else {
+        this.refreshAfterChange().catch(() => {});
+      }
+    });
+    notices.onListening(() => {
+      this.refreshAfterChange().catch(() => {});
+    });
+  }
+
   async #poll(): Promise<void> {
     const startedAt = this.now();
+    this.#pollingSince = performance.now();
     // Re-read the whole horizon each time: a revocation stamped by another instance's clock
     // can never be skipped by a cursor, and the set is small (only recent revocations).
-    const rows = await this.sessions.revokedSince(startedAt - this.horizonMs);
+    let rows: Array<{ id: string; revoked_at: number }>;
+    try {
+      rows = await this.sessions.revokedSince(startedAt - this.horizonMs);
+    } catch (error) {
+      this.#lastReadFailed = true;
+      throw error;
+    }
+    this.#lastReadFailed = false;
     const next = new Map<string, number>();
     for (const row of rows) next.set(row.id, row.revoked_at);
     for (const [id, at] of this.#revoked)

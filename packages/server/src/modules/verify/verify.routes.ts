@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../app.js';
 import { apiKeyIdOf } from '../../plugins/request-context.js';
-import type { VerifyResult } from './verify.service.js';
+import type { VerifyResult, VerifyService } from './verify.service.js';
 
 const Body = Type.Object({
   oauth_token: Type.Object(
@@ -16,11 +15,11 @@ const answer = (result: VerifyResult) =>
   result.success ? { success: true } : { success: false, reason: result.reason };
 
 /** POST /verify — the specification's section 4.1, for apps without a backend. */
-export function verifyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function verifyRoutes({ verify }: { verify: VerifyService }): FastifyPluginAsyncTypebox {
   return async (app) => {
     // Not async: a token seen before is answered without a promise (the common case).
     app.post('/verify', { schema: { body: Body, response: { 200: Answer } } }, (request) => {
-      const result = ctx.verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
+      const result = verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
       return 'then' in result ? result.then(answer) : answer(result);
     });
   };

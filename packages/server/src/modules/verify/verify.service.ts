@@ -1,7 +1,7 @@
 import { ACCESS_TOKEN_TYP, type AccessTokenClaims, type VerifyReason, VerifyReasons } from '@tessera/core';
-import type { Project } from '../../db/schema.js';
 import type { KeyStore } from '../../keys/key-store.js';
 import { decodeJwt, verifyEs256 } from '../../tokens/jwt.js';
+import type { Project } from '../projects/project.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { RevocationList } from './revocation-list.js';
 
@@ -9,7 +9,17 @@ export type VerifyResult =
   | { success: true; claims: AccessTokenClaims }
   | { success: false; reason: VerifyReason };
 
-const CACHE_SIZE = 50_000;
+/** At most this many tokens are cached, whatever their size. */
+const CACHE_ENTRIES = 50_000;
+
+/**
+ * What one cached token costs in memory, estimated: the token string, its parsed claims (about as
+ * many bytes of strings as the payload, decoded, plus object overhead) and the map entry. Measured
+ * against process RSS with bench figure (a) (docs/BENCHMARKS.md).
+ */
+export function cachedTokenBytes(token: string): number {
+  return 3 * token.length + 256;
+}
 const KEY_RELOAD_INTERVAL_MS = 10_000;
 
 function shapeOk(p: Record<string, unknown>): boolean {
@@ -32,14 +42,17 @@ function shapeOk(p: Record<string, unknown>): boolean {
  * caches bounded in staleness.
  */
 export class VerifyService {
-  #verified = new Map<string, { claims: AccessTokenClaims; kid: string }>();
+  #verified = new Map<string, { claims: AccessTokenClaims; kid: string; bytes: number }>();
   /**
-   * The cached tokens in insertion order, as a ring: the oldest is evicted by key. (Evicting with
-   * `map.keys().next()` walks over every entry deleted since the map last compacted: measured at
-   * 36 µs per eviction with 50,000 entries, paid by every cache miss once the cache is full.)
+   * The cached tokens in insertion order, as a ring from #oldest, #count long: the oldest is
+   * evicted by key. (Evicting with `map.keys().next()` walks over every entry deleted since the map
+   * last compacted; its cost is in docs/BENCHMARKS.md, "Design measurements".) The cache is
+   * bounded by bytes (`maxBytes`, estimated by cachedTokenBytes) and by CACHE_ENTRIES.
    */
-  #order: Array<string | undefined> = new Array(CACHE_SIZE);
-  #slot = 0;
+  #order: Array<string | undefined> = new Array(CACHE_ENTRIES);
+  #oldest = 0;
+  #count = 0;
+  #bytes = 0;
   #lastKeyReload = 0;
 
   constructor(
@@ -49,7 +62,14 @@ export class VerifyService {
     private readonly projects: ProjectsService,
     private readonly revocations: RevocationList,
     private readonly now: () => number = Date.now,
+    /** TESSERA_VERIFY_CACHE_MB, in bytes. */
+    private readonly maxBytes = 32 * 1024 * 1024,
   ) {}
+
+  /** The verified-token cache's size: entries and estimated bytes (for metrics and tests). */
+  get cacheSize(): { entries: number; bytes: number } {
+    return { entries: this.#verified.size, bytes: this.#bytes };
+  }
 
   /** Checks signature, header, type and issuer (not expiry or revocation): the claims or a reason. */
   async authentic(token: string): Promise<AccessTokenClaims | VerifyReason> {
@@ -78,16 +98,38 @@ export class VerifyService {
   }
 
   #remember(token: string, entry: { claims: AccessTokenClaims; kid: string }): void {
-    const oldest = this.#order[this.#slot];
-    if (oldest !== undefined) this.#verified.delete(oldest);
-    this.#order[this.#slot] = token;
-    this.#slot = (this.#slot + 1) % CACHE_SIZE;
-    this.#verified.set(token, entry);
+    const existing = this.#verified.get(token);
+    if (existing) {
+      // Verified again (its key had been reloaded): same token, same place in the ring.
+      this.#verified.set(token, { ...entry, bytes: existing.bytes });
+      return;
+    }
+    const bytes = cachedTokenBytes(token);
+    if (bytes > this.maxBytes) return;
+    while (this.#count > 0 && (this.#count === CACHE_ENTRIES || this.#bytes + bytes > this.maxBytes))
+      this.#evictOldest();
+    this.#order[(this.#oldest + this.#count) % CACHE_ENTRIES] = token;
+    this.#count++;
+    this.#bytes += bytes;
+    this.#verified.set(token, { ...entry, bytes });
+  }
+
+  #evictOldest(): void {
+    const token = this.#order[this.#oldest];
+    this.#order[this.#oldest] = undefined;
+    this.#oldest = (this.#oldest + 1) % CACHE_ENTRIES;
+    this.#count--;
+    const entry = token === undefined ? undefined : this.#verified.get(token);
+    if (token !== undefined && entry) {
+      this.#bytes -= entry.bytes;
+      this.#verified.delete(token);
+    }
   }
 
   /**
    * Verifies an access token. `audience` is the API key id the caller expects (the API_KEY_ID
-   * header of /verify); without it any project of this issuer is accepted. A token seen before is
+   * header of /verify); only when it is undefined is any project of this issuer accepted — any
+   * string, even '' (a header sent empty), must equal `aud`. A token seen before is
    * answered synchronously when the project and revocation caches are fresh (the hot path of
    * /verify); anything else returns a promise.
    */

@@ -1,10 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app.js';
+import type { KeyStore } from '../../keys/key-store.js';
 
 /** JWKS and OpenID Provider metadata, so any JWT library can verify Tessera's tokens. */
-export function wellKnownRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function wellKnownRoutes({
+  issuer,
+  keys,
+}: {
+  issuer: string;
+  keys: KeyStore;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const { issuer } = ctx.config;
     const discovery = JSON.stringify({
       issuer,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
@@ -41,7 +46,7 @@ export function wellKnownRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       reply
         .type('application/json')
         .header('cache-control', 'public, max-age=300, stale-while-revalidate=60')
-        .send(ctx.keys.jwksJson()),
+        .send(keys.jwksJson()),
     );
     app.get('/.well-known/openid-configuration', async (_request, reply) =>
       reply.type('application/json').header('cache-control', 'public, max-age=3600').send(discovery),

@@ -12,10 +12,30 @@ export interface OtpMessage {
   expiresInSeconds: number;
 }
 
-/** Hands OTP messages to a provider (SMTP server, SMS gateway, development outbox). */
+/** What a security notice tells the user happened to their account. */
+export type NoticeEvent =
+  | 'device.added'
+  | 'passkey.added'
+  | 'pin.set'
+  | 'pin.changed'
+  | 'signed_out_everywhere';
+
+/** A message telling a user that something changed on their account (no code, no link). */
+export interface SecurityNotice {
+  to: string;
+  channel: Channel;
+  projectName: string;
+  event: NoticeEvent;
+  /** When it happened. */
+  at: Date;
+}
+
+/** Hands OTP messages and security notices to a provider (SMTP server, SMS gateway, development outbox). */
 export interface Delivery {
   /** Resolves once the provider has accepted the message; rejects with a {@link DeliveryError}. */
   send(message: OtpMessage): Promise<void>;
+  /** Sends a security notice; same contract as `send`. */
+  notify(notice: SecurityNotice): Promise<void>;
   /** Releases connections; `send` must not be called afterwards. */
   close(): Promise<void>;
 }
@@ -36,4 +56,21 @@ export class DeliveryError extends Error {
 export function lifetimeText(expiresInSeconds: number): string {
   const minutes = Math.max(1, Math.ceil(expiresInSeconds / 60));
   return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
+const NOTICE_TEXT: Record<NoticeEvent, string> = {
+  'device.added': 'A new trusted device was added to your account',
+  'passkey.added': 'A new passkey was added to your account',
+  'pin.set': 'A PIN was set on your account',
+  'pin.changed': 'The PIN of your account was changed',
+  signed_out_everywhere: 'Your account was signed out on every device',
+};
+
+/** The words of a notice: one line for SMS, subject and body for e-mail. */
+export function noticeText(notice: SecurityNotice): { subject: string; text: string } {
+  const what = NOTICE_TEXT[notice.event];
+  return {
+    subject: `${notice.projectName}: ${what.charAt(0).toLowerCase()}${what.slice(1)}`,
+    text: `${what} (${notice.projectName}) at ${notice.at.toISOString().replace('T', ' ').slice(0, 16)} UTC. If this was not you, sign in with a one-time code and sign out everywhere.`,
+  };
 }

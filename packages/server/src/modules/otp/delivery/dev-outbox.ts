@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Channel, Delivery, OtpMessage } from './delivery.js';
+import type { Channel, Delivery, OtpMessage, SecurityNotice } from './delivery.js';
 
 export interface DevOutboxOptions {
   /** How many messages are kept; older ones are dropped. Default 100. */
@@ -26,6 +26,7 @@ const DEFAULT_LIMIT = 100;
  */
 export class DevOutbox implements Delivery {
   readonly #entries: OutboxEntry[] = [];
+  readonly #notices: SecurityNotice[] = [];
   readonly #limit: number;
   readonly #now: () => Date;
   readonly #logger: Logger;
@@ -38,6 +39,21 @@ export class DevOutbox implements Delivery {
     this.#limit = limit;
     this.#now = options.now ?? (() => new Date());
     this.#logger = logger;
+  }
+
+  /** Notices are kept apart from codes: `GET /dev/outbox` lists codes only. */
+  async notify(notice: SecurityNotice): Promise<void> {
+    this.#notices.unshift({ ...notice, at: new Date(notice.at) });
+    this.#notices.length = Math.min(this.#notices.length, this.#limit);
+    this.#logger.info(
+      { channel: notice.channel, event: notice.event },
+      'development delivery: security notice kept',
+    );
+  }
+
+  /** The kept security notices, newest first. */
+  notices(): SecurityNotice[] {
+    return this.#notices.map((n) => ({ ...n }));
   }
 
   async send(message: OtpMessage): Promise<void> {
@@ -62,5 +78,6 @@ export class DevOutbox implements Delivery {
 
   async close(): Promise<void> {
     this.#entries.length = 0;
+    this.#notices.length = 0;
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../../config/index.js';
-import { type Delivery, DeliveryError, type OtpMessage } from './delivery.js';
+import { type Delivery, DeliveryError, type OtpMessage, type SecurityNotice } from './delivery.js';
 import { DevOutbox } from './dev-outbox.js';
 import { HttpSmsDelivery } from './sms.js';
 import { SmtpDelivery } from './smtp.js';
@@ -13,13 +13,21 @@ class ChannelRouter implements Delivery {
   ) {}
 
   send(message: OtpMessage): Promise<void> {
-    const provider = message.channel === 'email' ? this.email : this.sms;
+    return this.#provider(message.channel).then((provider) => provider.send(message));
+  }
+
+  notify(notice: SecurityNotice): Promise<void> {
+    return this.#provider(notice.channel).then((provider) => provider.notify(notice));
+  }
+
+  #provider(channel: OtpMessage['channel']): Promise<Delivery> {
+    const provider = channel === 'email' ? this.email : this.sms;
     if (!provider) {
       return Promise.reject(
-        new DeliveryError(`no ${message.channel === 'email' ? 'SMTP' : 'SMS'} provider is configured`),
+        new DeliveryError(`no ${channel === 'email' ? 'SMTP' : 'SMS'} provider is configured`),
       );
     }
-    return provider.send(message);
+    return Promise.resolve(provider);
   }
 
   async close(): Promise<void> {
@@ -38,4 +46,4 @@ export function createDelivery(config: Config['delivery'], logger: Logger): Deli
   );
 }
 
-export { type Delivery, DeliveryError, DevOutbox };
+export { type Delivery, DeliveryError, DevOutbox, type SecurityNotice };

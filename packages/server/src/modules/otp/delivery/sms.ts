@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type Delivery, DeliveryError, lifetimeText, type OtpMessage } from './delivery.js';
+import {
+  type Delivery,
+  DeliveryError,
+  lifetimeText,
+  noticeText,
+  type OtpMessage,
+  type SecurityNotice,
+} from './delivery.js';
 
 export interface HttpSmsDeliveryOptions {
   /** The provider's endpoint; receives `POST` with JSON `{ to, from, body }`. */
@@ -46,10 +53,18 @@ export class HttpSmsDelivery implements Delivery {
     this.#logger = logger;
   }
 
-  async send(message: OtpMessage): Promise<void> {
+  send(message: OtpMessage): Promise<void> {
+    return this.#deliver(message, smsText(message), 'OTP SMS');
+  }
+
+  notify(notice: SecurityNotice): Promise<void> {
+    return this.#deliver(notice, noticeText(notice).text, 'security notice SMS');
+  }
+
+  async #deliver(message: { to: string; channel: string }, text: string, what: string): Promise<void> {
     if (this.#closed) throw new DeliveryError('SMS delivery is closed');
     if (message.channel !== 'sms') throw new DeliveryError('HTTP SMS delivery only sends SMS');
-    const body = JSON.stringify({ to: message.to, from: this.#from, body: smsText(message) });
+    const body = JSON.stringify({ to: message.to, from: this.#from, body: text });
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'Idempotency-Key': randomUUID(),
@@ -59,12 +74,12 @@ export class HttpSmsDelivery implements Delivery {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.#post(body, headers);
       if (outcome.ok) {
-        this.#logger.debug({ channel: 'sms', attempt }, 'OTP SMS accepted by the provider');
+        this.#logger.debug({ channel: 'sms', attempt }, `${what} accepted by the provider`);
         return;
       }
       const fields = { channel: 'sms', attempt, status: outcome.status };
       if (!outcome.retry || attempt >= 2) {
-        this.#logger.warn(fields, `OTP SMS not sent: ${outcome.message}`);
+        this.#logger.warn(fields, `${what} not sent: ${outcome.message}`);
         throw new DeliveryError(outcome.message, { cause: outcome.cause });
       }
       this.#logger.warn(fields, `${outcome.message}; retrying once`);

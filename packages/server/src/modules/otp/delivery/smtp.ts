@@ -1,7 +1,14 @@
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Logger } from 'pino';
-import { type Delivery, DeliveryError, lifetimeText, type OtpMessage } from './delivery.js';
+import {
+  type Delivery,
+  DeliveryError,
+  lifetimeText,
+  noticeText,
+  type OtpMessage,
+  type SecurityNotice,
+} from './delivery.js';
 
 export interface SmtpDeliveryOptions {
   /**
@@ -32,7 +39,20 @@ export class SmtpDelivery implements Delivery {
     this.#logger = logger;
   }
 
-  async send(message: OtpMessage): Promise<void> {
+  send(message: OtpMessage): Promise<void> {
+    return this.#deliver(message, compose(message), 'OTP e-mail');
+  }
+
+  notify(notice: SecurityNotice): Promise<void> {
+    const { subject, text } = noticeText(notice);
+    return this.#deliver(notice, { subject, text, html: `<p>${escapeHtml(text)}</p>` }, 'security notice');
+  }
+
+  async #deliver(
+    message: { to: string; channel: string },
+    content: { subject: string; text: string; html: string },
+    what: string,
+  ): Promise<void> {
     if (this.#closed) throw new DeliveryError('SMTP delivery is closed');
     if (message.channel !== 'email') throw new DeliveryError('SMTP delivery only sends e-mail');
     // A comma or angle bracket would let one "address" become several envelope recipients.
@@ -40,17 +60,14 @@ export class SmtpDelivery implements Delivery {
       throw new DeliveryError('recipient is not a single e-mail address');
     }
     try {
-      await this.#transport.sendMail({ from: this.#from, to: message.to, ...compose(message) });
+      await this.#transport.sendMail({ from: this.#from, to: message.to, ...content });
     } catch (err) {
       const failure = smtpFailure(err);
       // Only the classified fields: nodemailer's messages may quote server replies and recipients.
-      this.#logger.warn(
-        { channel: 'email', smtp: failure.details },
-        `OTP e-mail not sent: ${failure.message}`,
-      );
+      this.#logger.warn({ channel: 'email', smtp: failure.details }, `${what} not sent: ${failure.message}`);
       throw new DeliveryError(failure.message, { cause: err });
     }
-    this.#logger.debug({ channel: 'email' }, 'OTP e-mail accepted by the SMTP server');
+    this.#logger.debug({ channel: 'email' }, `${what} accepted by the SMTP server`);
   }
 
   async close(): Promise<void> {

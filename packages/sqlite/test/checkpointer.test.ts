@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { sql } from 'kysely';
-import { Checkpointer } from '../../src/db/checkpointer.js';
-import { connect } from '../../src/db/connect.js';
+import { Kysely, sql } from 'kysely';
+import { Checkpointer } from '../src/checkpointer.js';
+import { openSqlite } from '../src/index.js';
 
 function tempFile(): { file: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-wal-'));
@@ -48,11 +48,11 @@ test('the checkpointer thread copies the WAL into the database file while the wr
 test('a SQLite database closes its checkpointer first: the last connection removes the WAL', async () => {
   const { file, cleanup } = tempFile();
   try {
-    const db = await connect(`sqlite:${file}`);
-    await sql`create table t (id integer primary key)`.execute(db.kysely);
+    const db = new Kysely({ dialect: openSqlite(file) });
+    await sql`create table t (id integer primary key)`.execute(db);
     // Enough commits for the driver to start its checkpointer thread (it starts after 200).
-    for (let i = 0; i < 300; i++) await sql`insert into t default values`.execute(db.kysely);
-    await db.close();
+    for (let i = 0; i < 300; i++) await sql`insert into t default values`.execute(db);
+    await db.destroy();
     assert.equal(existsSync(`${file}-wal`), false);
   } finally {
     cleanup();

@@ -25,8 +25,8 @@ parentPort.on('message', () => {
 /**
  * Copies the write-ahead log back into the database file on another thread. SQLite does this in
  * the commit that crosses `wal_autocheckpoint` pages, with an fsync of both files: under load that
- * stalled the event loop for milliseconds every few commits (measured: about a quarter of refresh
- * grants' time went into those commits). A PASSIVE checkpoint from a second connection runs beside
+ * stalled the event loop for milliseconds every few commits (docs/BENCHMARKS.md, "Design
+ * measurements"). A PASSIVE checkpoint from a second connection runs beside
  * the writer without blocking it. The main connection keeps a large automatic checkpoint as a
  * backstop, should this thread fall behind or fail.
  */

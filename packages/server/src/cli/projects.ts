@@ -1,0 +1,211 @@
+import type { Command } from 'commander';
+import { type Project, projectView } from '../modules/projects/project.js';
+import { ProjectsRepository } from '../modules/projects/projects.repository.js';
+import { ProjectsService } from '../modules/projects/projects.service.js';
+import { nameArg, originArg, repeatable, rpIdArg, smsCountriesArg, UsageError } from './args.js';
+import { auditLog, withRuntime } from './runtime.js';
+
+const service = (runtime: { db: ConstructorParameters<typeof ProjectsRepository>[0] }) =>
+  new ProjectsService(new ProjectsRepository(runtime.db));
+
+/** The project a `<project>` argument names: an API key id, else a name. */
+async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
+  const project = await projects.findByRef(ref);
+  if (project) return project;
+  throw new UsageError(
+    ref.startsWith('pk_') ? `no project has the API key id ${ref}` : `no project named ${ref}`,
+  );
+}
+
+const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+
+/** `projects show` without --json. */
+function describe(project: Project): string {
+  const view = projectView(project);
+  return [
+    `project ${view.name}`,
+    `  API key id:          ${view.api_key_id}`,
+    `  project id:          ${view.project_id}`,
+    `  origins:             ${view.origins.join(' ') || '(none)'}`,
+    `  relying-party id:    ${view.rp_id ?? '(none)'}`,
+    `  numeric auth_time:   ${yesNo(view.numeric_auth_time)}`,
+    `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
+    `  created:             ${view.created_at}`,
+    `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
+  ].join('\n');
+}
+
+interface SettingsOptions {
+  rpId?: string;
+  numericAuthTime?: boolean;
+  deviceRequiresPin?: boolean;
+  json?: boolean;
+}
+
+/** `tessera projects …`. */
+export function projectCommands(program: Command): void {
+  const projects = program.command('projects').description('manage integrator projects');
+
+  projects
+    .command('create')
+    .description('create a project and print its API key id and secret (the secret is shown once)')
+    .requiredOption('--name <name>', 'project name (unique)', nameArg)
+    .option('--origin <url...>', 'allowed browser origin (repeatable)', repeatable(originArg))
+    .option('--rp-id <id>', 'WebAuthn relying-party id (default: host of the first origin)', rpIdArg)
+    .option('--numeric-auth-time', 'emit auth_time as a number in ID tokens (strict OIDC clients)')
+    .option(
+      '--device-requires-pin',
+      'require the PIN on every device sign-in (TRUSTED DEVICE alone is refused)',
+    )
+    .option(
+      '--sms-countries <codes>',
+      'countries SMS codes may go to, e.g. US,CA,GB ("*": all; default: TESSERA_SMS_COUNTRIES)',
+      smsCountriesArg,
+    )
+    .option('--json', 'print {"api_key_id","api_key_secret"} as JSON')
+    .action(async (opts: SettingsOptions & { name: string; origin?: string[]; smsCountries?: string }) => {
+      await withRuntime(async (runtime) => {
+        const created = await service(runtime).create({
+          name: opts.name,
+          origins: opts.origin ?? [],
+          rpId: opts.rpId,
+          numericAuthTime: opts.numericAuthTime,
+          deviceRequiresPin: opts.deviceRequiresPin,
+          smsCountries: opts.smsCountries,
+        });
+        if (opts.json) {
+          console.log(
+            JSON.stringify({ api_key_id: created.api_key_id, api_key_secret: created.api_key_secret }),
+          );
+        } else {
+          console.log(
+            `project ${created.name} created\n  API key id:     ${created.api_key_id}\n  API key secret: ${created.api_key_secret}   (shown once)`,
+          );
+        }
+      });
+    });
+
+  projects
+    .command('list')
+    .description('list projects')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      await withRuntime(async (runtime) => {
+        const list = (await service(runtime).list()).map((p) => ({
+          name: p.name,
+          api_key_id: p.api_key_id,
+          origins: p.origins,
+          rp_id: p.rp_id,
+          created_at: new Date(p.created_at).toISOString(),
+        }));
+        if (opts.json) console.log(JSON.stringify(list, null, 2));
+        else for (const p of list) console.log(`${p.api_key_id}  ${p.name}  ${p.origins.join(' ')}`);
+      });
+    });
+
+  projects
+    .command('show')
+    .description('show a project’s settings (never its secret)')
+    .argument('<project>', 'API key id or project name')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, opts: { json?: boolean }) => {
+      await withRuntime(async (runtime) => {
+        const project = await resolve(service(runtime), ref);
+        console.log(opts.json ? JSON.stringify(projectView(project), null, 2) : describe(project));
+      });
+    });
+
+  projects
+    .command('update')
+    .description('change a project’s name, origins, relying-party id or policies')
+    .argument('<project>', 'API key id or project name')
+    .option('--name <name>', 'new name (unique)', nameArg)
+    .option('--origin <url...>', 'replace the allowed origins with these (repeatable)', repeatable(originArg))
+    .option('--add-origin <url...>', 'allow another origin (repeatable)', repeatable(originArg))
+    .option('--remove-origin <url...>', 'stop allowing an origin (repeatable)', repeatable(originArg))
+    .option('--rp-id <id>', 'WebAuthn relying-party id (passkeys made for the old one stop working)', rpIdArg)
+    .option('--numeric-auth-time', 'emit auth_time as a number in ID tokens')
+    .option('--no-numeric-auth-time', 'emit auth_time as a string of digits (the specification’s form)')
+    .option('--device-requires-pin', 'require the PIN on every device sign-in')
+    .option('--no-device-requires-pin', 'let a trusted device sign in alone')
+    .option('--json', 'print the updated project as JSON')
+    .action(
+      async (
+        ref: string,
+        opts: SettingsOptions & {
+          name?: string;
+          origin?: string[];
+          addOrigin?: string[];
+          removeOrigin?: string[];
+        },
+      ) => {
+        await withRuntime(async (runtime) => {
+          const projects = service(runtime);
+          const project = await resolve(projects, ref);
+          const updated = await projects.update(project.api_key_id, {
+            name: opts.name,
+            origins: opts.origin,
+            addOrigins: opts.addOrigin,
+            removeOrigins: opts.removeOrigin,
+            rpId: opts.rpId,
+            numericAuthTime: opts.numericAuthTime,
+            deviceRequiresPin: opts.deviceRequiresPin,
+          });
+          console.log(
+            opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,
+          );
+        });
+      },
+    );
+
+  projects
+    .command('delete')
+    .description('delete a project with its users, sessions, credentials, webhooks and audit events')
+    .argument('<project>', 'API key id or project name')
+    .option('--yes', 'confirm: the deletion cannot be undone')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, opts: { yes?: boolean; json?: boolean }) => {
+      await withRuntime(async (runtime) => {
+        const projects = service(runtime);
+        const project = await resolve(projects, ref);
+        if (!opts.yes) {
+          throw new UsageError(
+            `deleting project ${project.name} (${project.api_key_id}) removes its users, sessions and credentials for good; add --yes to confirm`,
+          );
+        }
+        const { users } = await projects.delete(project.api_key_id);
+        if (opts.json)
+          console.log(
+            JSON.stringify({ api_key_id: project.api_key_id, name: project.name, users_deleted: users }),
+          );
+        else console.log(`project ${project.name} (${project.api_key_id}) deleted with its ${users} user(s)`);
+      });
+    });
+
+  projects
+    .command('rotate-secret')
+    .description(
+      'replace the API key secret of a project (by API key id or name); the old one stops working at once',
+    )
+    .argument('<project>', 'API key id or project name')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, opts: { json?: boolean }) => {
+      await withRuntime(async (runtime, config) => {
+        const projects = service(runtime);
+        const project = await resolve(projects, ref);
+        const rotated = await projects.rotateSecret(project.api_key_id);
+        const audit = auditLog(runtime, config);
+        await audit.log.record({
+          projectId: rotated.project_id,
+          type: 'project.secret_rotated',
+          data: { by: 'cli' },
+        });
+        await audit.settled();
+        if (opts.json)
+          console.log(
+            JSON.stringify({ api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret }),
+          );
+        else console.log(`new API key secret for ${rotated.name}: ${rotated.api_key_secret}   (shown once)`);
+      });
+    });
+}

@@ -1,0 +1,300 @@
+import type { preHandlerAsyncHookHandler } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config/index.js';
+import type { MasterKey } from './crypto/master-key.js';
+import type { Db } from './db/connect.js';
+import type { NoticeListener } from './db/notifications.js';
+import type { KeyStore } from './keys/key-store.js';
+import { advanceKeys, rotateKeys } from './keys/rotation.js';
+import { AuditLog } from './modules/audit/audit.service.js';
+import type { AuditEvents } from './modules/audit/events.js';
+import { BiometricService } from './modules/biometric/biometric.service.js';
+import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
+import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
+import { ChallengesService } from './modules/challenges/challenges.service.js';
+import { ClaimsService } from './modules/claims/claims.service.js';
+import { DeviceRepository } from './modules/device/device.repository.js';
+import { DeviceService } from './modules/device/device.service.js';
+import { Metrics } from './modules/metrics/metrics.js';
+import type { Delivery } from './modules/otp/delivery/index.js';
+import { OtpRepository } from './modules/otp/otp.repository.js';
+import { OtpService } from './modules/otp/otp.service.js';
+import { PinRepository } from './modules/pin/pin.repository.js';
+import { PinService } from './modules/pin/pin.service.js';
+import { PinLocks } from './modules/pin/pin-locks.js';
+import { ProjectsRepository } from './modules/projects/projects.repository.js';
+import { ProjectsService } from './modules/projects/projects.service.js';
+import { SessionRepository } from './modules/session/session.repository.js';
+import { SessionService } from './modules/session/session.service.js';
+import { SignOutService } from './modules/session/sign-out.service.js';
+import { SecurityNotices } from './modules/sign-in/security-notices.js';
+import { SignInService } from './modules/sign-in/sign-in.service.js';
+import { StepUp } from './modules/sign-in/step-up.js';
+import { UsersRepository } from './modules/users/users.repository.js';
+import { UsersService } from './modules/users/users.service.js';
+import { RevocationList } from './modules/verify/revocation-list.js';
+import { VerifyService } from './modules/verify/verify.service.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import { requireBearer } from './plugins/bearer.js';
+import { requireIntegrator } from './plugins/integrator.js';
+import { IpLimiter } from './plugins/ip-limiter.js';
+import { RateLimiter } from './plugins/rate-limiter.js';
+import { limitPerIp, requireProject } from './plugins/request-context.js';
+import { TokenService } from './tokens/token.service.js';
+
+/** What buildApp needs from outside: opened storage, loaded keys, a delivery, a clock. */
+export interface AppDeps {
+  db: Db;
+  keys: KeyStore;
+  masterKey: MasterKey;
+  delivery: Delivery;
+  logger: Logger;
+  now?: () => number;
+  /** How long the revocation list is trusted without a re-read, in ms (polled twice as often; default 1000). */
+  revocationMaxStaleMs?: number;
+}
+
+/** The services and route hooks, built once and shared by the route modules. */
+export interface AppContext {
+  config: Readonly<Config>;
+  db: Db;
+  keys: KeyStore;
+  delivery: Delivery;
+  projects: ProjectsService;
+  tokens: TokenService;
+  session: SessionService;
+  signIn: SignInService;
+  signOut: SignOutService;
+  stepUp: StepUp;
+  otp: OtpService;
+  verify: VerifyService;
+  revocations: RevocationList;
+  /** PostgreSQL: other instances' change notices (started and closed by buildApp). */
+  notices: NoticeListener | undefined;
+  limiter: RateLimiter;
+  ipLimiter: IpLimiter;
+  users: UsersRepository;
+  sessions: SessionRepository;
+  audit: AuditLog;
+  challenges: ChallengesService;
+  challengesRepository: ChallengesRepository;
+  otpRepository: OtpRepository;
+  devices: DeviceService;
+  pin: PinService;
+  biometric: BiometricService;
+  claims: ClaimsService;
+  usersService: UsersService;
+  webhooks: WebhooksService;
+  metrics: Metrics;
+  /** The clock every service uses (injected in tests). */
+  now: () => number;
+  hooks: {
+    project: preHandlerAsyncHookHandler;
+    bearer: preHandlerAsyncHookHandler;
+    integrator: preHandlerAsyncHookHandler;
+    ipLimit(scope: string): preHandlerAsyncHookHandler;
+  };
+}
+
+export function createContext(config: Readonly<Config>, deps: AppDeps): AppContext {
+  const now = deps.now ?? Date.now;
+  const { db, keys, masterKey } = deps;
+  const projectsRepository = new ProjectsRepository(db);
+  const projects = new ProjectsService(projectsRepository, now);
+  const users = new UsersRepository(db);
+  const sessions = new SessionRepository(db);
+  const limiter = new RateLimiter(db, now);
+  const ipLimiter = new IpLimiter(db, now);
+  const revocations = new RevocationList(
+    sessions,
+    (config.accessTokenTtl + config.clockLeeway) * 1000,
+    deps.revocationMaxStaleMs ?? 1000,
+    now,
+  );
+  const audit = new AuditLog(
+    db,
+    (error) => deps.logger.error({ err: error }, 'audit event not recorded'),
+    now,
+  );
+  const metrics = new Metrics();
+  const claims = new ClaimsService(db, audit, now);
+  const webhooks = new WebhooksService(
+    db,
+    masterKey.derive('webhook-secret'),
+    { ...config.webhooks, allowHttp: config.env !== 'production' },
+    deps.logger,
+    now,
+  );
+  audit.setOutbox(webhooks);
+  metrics.subscribeTo({ audit, webhooks });
+  const tokens = new TokenService(config, keys, claims, now);
+  const verify = new VerifyService(
+    config.issuer,
+    config.clockLeeway,
+    keys,
+    projects,
+    revocations,
+    now,
+    config.verifyCacheBytes,
+  );
+  const session = new SessionService({
+    config,
+    repository: sessions,
+    minter: tokens,
+    projects,
+    successorKey: masterKey.derive('refresh-successor'),
+    audit,
+    revocations,
+    accessTokens: verify,
+    now,
+  });
+  const pinRepository = new PinRepository(db);
+  const stepUp = new StepUp(sessions, now);
+  const notices = new SecurityNotices(
+    deps.delivery,
+    config.securityNotices,
+    (error) => deps.logger.warn({ err: error }, 'security notice not sent'),
+    now,
+  );
+  const signIn = new SignInService({
+    users,
+    sessions: session,
+    audit,
+    pinLocks: new PinLocks(pinRepository, audit),
+    now,
+  });
+  const challengesRepository = new ChallengesRepository(db);
+  const challenges = new ChallengesService(challengesRepository, now);
+  const otpRepository = new OtpRepository(db);
+  const devices = new DeviceService(
+    new DeviceRepository(db),
+    users,
+    challenges,
+    signIn,
+    session,
+    limiter,
+    config.rateLimits.otpStartPerIdentifier,
+    audit,
+    stepUp,
+    notices,
+    now,
+  );
+  const pin = new PinService(
+    pinRepository,
+    stepUp,
+    devices,
+    signIn,
+    audit,
+    masterKey.derive('pin-pepper'),
+    notices,
+    now,
+  );
+  // Per user, the same rules as OTP: starts per identifier, failed completes per user.
+  const biometric = new BiometricService(
+    new PasskeyRepository(db),
+    users,
+    challenges,
+    signIn,
+    session,
+    audit,
+    {
+      limiter,
+      starts: config.rateLimits.otpStartPerIdentifier,
+      failures: config.rateLimits.otpGuessesPerIdentifier,
+    },
+    masterKey.derive('passkey-decoy'),
+    stepUp,
+    notices,
+    now,
+  );
+  const signOut = new SignOutService({ db, sessions: session, audit, notices, now });
+  const otp = new OtpService(
+    config,
+    otpRepository,
+    users,
+    signIn,
+    limiter,
+    deps.delivery,
+    masterKey.derive('otp-code-mac'),
+    audit,
+    now,
+  );
+  metrics.countOtpSends(otp);
+  return {
+    config,
+    db,
+    keys,
+    delivery: deps.delivery,
+    projects,
+    tokens,
+    session,
+    signIn,
+    signOut,
+    stepUp,
+    otp,
+    verify,
+    revocations,
+    notices: db.listen?.(config.databaseListenUrl),
+    limiter,
+    ipLimiter,
+    users,
+    sessions,
+    audit,
+    challenges,
+    challengesRepository,
+    otpRepository,
+    devices,
+    pin,
+    biometric,
+    claims,
+    usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
+    webhooks,
+    metrics,
+    now,
+    hooks: {
+      project: requireProject(projects),
+      bearer: requireBearer(verify, projects, users),
+      integrator: requireIntegrator(projects),
+      ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
+    },
+  };
+}
+
+/**
+ * Periodic work every instance may do at once (each step is idempotent): expired rows go, keys
+ * move along their life cycle, and an automatic rotation starts when one is due.
+ */
+export async function runHousekeeping(ctx: AppContext, now: number): Promise<void> {
+  const { config } = ctx;
+  const day = 86_400_000;
+  await ctx.limiter.prune();
+  await ctx.otpRepository.prune(now - day);
+  await ctx.challengesRepository.prune(now - day);
+  await ctx.sessions.pruneExpired(now - day);
+  if (config.auditRetentionDays > 0) await ctx.audit.prune(now - config.auditRetentionDays * day);
+  await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
+  await ctx.webhooks.prune(now - 30 * day);
+  const period = config.keys.rotationPeriod * 1000;
+  if (period > 0) {
+    const keys = ctx.keys.list();
+    const newest = keys.filter((k) => k.status === 'active').at(-1);
+    const pending = keys.some((k) => k.status === 'next');
+    if (newest?.activatedAt != null && !pending && now - newest.activatedAt >= period) {
+      const kid = await rotateKeys(ctx.keys, config, undefined, now);
+      await recordKeyRotation(ctx.audit, await ctx.projects.list(), kid, 'automatic');
+    }
+  }
+  await advanceKeys(ctx.db, config, now);
+  await ctx.keys.reload();
+}
+
+/** A signing-key rotation concerns every project: each gets the event (and its webhooks). */
+export async function recordKeyRotation(
+  audit: AuditLog,
+  projects: Array<{ id: string }>,
+  kid: string,
+  by: AuditEvents['key.rotated']['by'],
+): Promise<void> {
+  for (const project of projects)
+    await audit.record({ projectId: project.id, type: 'key.rotated', data: { kid, by } });
+}

@@ -1,0 +1,203 @@
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely';
+import pg from 'pg';
+import { type ListenerLogger, NoticeListener } from './notifications.js';
+import { statementName } from './prepared.js';
+import type { Database } from './schema.js';
+import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
+
+/** How long the PostgreSQL pool waits, in milliseconds. */
+export interface DatabaseTimeouts {
+  /**
+   * Opening a connection, or waiting for a free one when the pool is exhausted (node-postgres
+   * bounds both with this one value).
+   */
+  connectMs: number;
+  /**
+   * One statement, enforced by the server (`statement_timeout`, which also ends lock waits); the
+   * client gives up `CLIENT_MARGIN_MS` later, for a server that does not answer at all.
+   */
+  statementMs: number;
+  /** An unused connection is closed after this long. */
+  idleMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: Readonly<DatabaseTimeouts> = Object.freeze({
+  connectMs: 5_000,
+  statementMs: 5_000,
+  idleMs: 30_000,
+});
+
+/** Past the server's statement timeout, when the client stops waiting for an answer. */
+export const CLIENT_MARGIN_MS = 1_000;
+
+/** Where the pool and the notice listener report lost connections; pino's logger fits. */
+export type DatabaseLogger = ListenerLogger;
+
+export interface PostgresOptions {
+  /** The schema to use (tests create one each): becomes the search_path. */
+  schema?: string | undefined;
+  poolSize?: number | undefined;
+  timeouts?: Partial<DatabaseTimeouts> | undefined;
+  /** Names the connections in pg_stat_activity (default `tessera`; the URL's `application_name` wins). */
+  applicationName?: string | undefined;
+  logger?: DatabaseLogger | undefined;
+}
+
+export interface PostgresDb {
+  kysely: Kysely<Database>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  withoutTimeouts<T>(fn: (kysely: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * A listener for other instances' change notices on a connection of its own, to `listenUrl`
+   * when given (a direct connection past a transaction-pooling PgBouncer), else to the pool's
+   * database; named `<application name>/listen` in pg_stat_activity. Not started.
+   */
+  listen(listenUrl?: string): NoticeListener;
+}
+
+/** One connection's settings: the pool's connections and the notice listener's. */
+function clientConfig(url: string, options: PostgresOptions, applicationName = 'tessera'): pg.ClientConfig {
+  const timeouts = { ...DEFAULT_DATABASE_TIMEOUTS, ...options.timeouts };
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.statementMs + CLIENT_MARGIN_MS,
+    // A peer that vanished without closing (a failed-over host) is noticed by TCP keep-alive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    application_name: applicationName,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  };
+}
+
+function poolConfig(url: string, options: PostgresOptions): pg.PoolConfig {
+  const timeouts = { ...DEFAULT_DATABASE_TIMEOUTS, ...options.timeouts };
+  return {
+    ...clientConfig(url, options, options.applicationName),
+    max: options.poolSize ?? 10,
+    idleTimeoutMillis: timeouts.idleMs,
+  };
+}
+
+/**
+ * A pool client as Kysely sees it. A connection whose client-side query timeout fired (the server
+ * may still answer later) or that reached a read-only standby is released with its error, so the
+ * pool drops it; until then its further queries (a transaction's rollback) fail at once. A text
+ * of a prepared query (db/prepared.ts) runs as a named prepared statement.
+ */
+class GuardedClient {
+  #poisoned: Error | undefined;
+
+  constructor(readonly client: pg.PoolClient) {}
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (this.#poisoned) return Promise.reject(this.#poisoned);
+    const name = statementName(sql);
+    const values = parameters as unknown[];
+    return (
+      (name
+        ? this.client.query({ name, text: sql, values })
+        : this.client.query(sql, values)) as unknown as Promise<PostgresQueryResult<R>>
+    ).catch((error: Error) => {
+      if (isConnectionPoisoned(error)) this.#poisoned = error;
+      throw error;
+    });
+  }
+
+  release(): void {
+    this.client.release(this.#poisoned);
+  }
+}
+
+/**
+ * The pool Kysely uses: node-postgres's, with each client wrapped once (Kysely keeps per-client
+ * state keyed by the client object).
+ */
+function guarded(pool: pg.Pool): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, GuardedClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = new GuardedClient(client);
+        wrappers.set(client, wrapper);
+      }
+      // Kysely calls only query(sql, parameters) (no cursor is configured) and release().
+      return wrapper as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * A pool that survives the database going away: every connection has an `'error'` listener (an
+ * unhandled one kills the process when PostgreSQL terminates a backend, restarts or fails over),
+ * connecting, waiting for a connection and each statement are bounded in time, and a dead
+ * connection is replaced on next use, so the service resumes by itself when the database returns.
+ */
+export function openPostgres(url: string, options: PostgresOptions = {}): PostgresDb {
+  const config = poolConfig(url, options);
+  const pool = new pg.Pool(config);
+  const logger = options.logger;
+  // A connection fails while checked out (the query in flight gets the error as well) or while idle
+  // in the pool (which then also emits 'error' on the pool): log once, from the connection, for
+  // its first error (a terminated backend sends 57P01, then its socket closes: a second error).
+  const lost = (client: pg.PoolClient) => {
+    let reported = false;
+    client.on('error', (error: unknown) => {
+      if (reported) return;
+      reported = true;
+      logger?.warn(describeDatabaseError(error), 'database connection lost; it will be replaced');
+    });
+  };
+  pool.on('connect', lost);
+  pool.on('error', () => {});
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded(pool) }) });
+  return {
+    kysely,
+    ping: async () => {
+      await pool.query('select 1');
+    },
+    close: () => kysely.destroy(),
+    async withoutTimeouts(fn) {
+      const single = new pg.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: undefined });
+      single.on('connect', lost);
+      single.on('error', () => {});
+      const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: single }) });
+      try {
+        return await fn(unbounded);
+      } finally {
+        await unbounded.destroy();
+      }
+    },
+    listen: (listenUrl) =>
+      new NoticeListener(
+        clientConfig(listenUrl ?? url, options, `${options.applicationName ?? 'tessera'}/listen`),
+        { logger },
+      ),
+  };
+}
+
+/** Creates `schema` if missing, over a short-lived connection. */
+export async function createSchema(url: string, schema: string, timeouts?: Partial<DatabaseTimeouts>) {
+  const admin = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeouts?.connectMs ?? DEFAULT_DATABASE_TIMEOUTS.connectMs,
+  });
+  admin.on('error', () => {});
+  await admin.connect();
+  try {
+    await admin.query(`create schema if not exists ${schema}`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Recognises the errors that mean "the database is away or not answering in time", as opposed to
+ * a bug or a constraint violation: they become `503` with `Retry-After`, never `500`.
+ */
+
+/**
+ * How long in-memory caches that /verify relies on (revocations, projects) stay trusted past
+ * their usual freshness while the database is unavailable; after that, requests that need them
+ * fail closed with 503.
+ */
+export const OUTAGE_GRACE_MS = 30_000;
+
+/**
+ * PostgreSQL SQLSTATEs: the server shutting down or starting (57P01 admin_shutdown, 57P02
+ * crash_shutdown, 57P03 cannot_connect_now), a statement cancelled by `statement_timeout`
+ * (57014), a lock not granted within `lock_timeout` (55P03), no connection slot left (53300),
+ * and a write sent to a server that became a read-only standby in a failover (25006). Class 08
+ * (connection exceptions) is matched by prefix.
+ */
+const POSTGRES_CODES = new Set(['57P01', '57P02', '57P03', '57014', '55P03', '53300', '25006']);
+
+/** Socket errors while connecting to or talking with the database. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * The driver's own messages (node-postgres and its pool give these errors no code): a connection
+ * that died, a connect or pool-acquire timeout, the client-side query timeout, a pool closed at
+ * shutdown.
+ */
+const DRIVER_MESSAGES = new Set([
+  'Connection terminated',
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+]);
+
+/**
+ * True when `error` says the database cannot be reached or did not answer within its bounds:
+ * PostgreSQL connection loss, restart, failover or timeouts, pool exhaustion past the acquire
+ * timeout, and SQLite's `SQLITE_BUSY` once the dialect's own wait for the write lock has run out.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message, errors } = error as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') {
+    if (POSTGRES_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (SOCKET_CODES.has(code) || code.startsWith('SQLITE_BUSY')) return true;
+  }
+  if (typeof message === 'string' && DRIVER_MESSAGES.has(message)) return true;
+  // Connecting to a name with several addresses fails with an AggregateError of socket errors.
+  return Array.isArray(errors) && errors.length > 0 && errors.every(isDatabaseUnavailable);
+}
+
+/**
+ * True when the connection that produced `error` must not be reused: the client-side query
+ * timeout fired (the server may still be running the statement, or may never answer), or the
+ * server turned read-only in a failover (a new connection reaches the new primary).
+ */
+export function isConnectionPoisoned(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === '25006' || message === 'Query read timeout';
+}
+
+/** A one-line description of a database error for the log: its code and message, nothing else. */
+export function describeDatabaseError(error: unknown): { code: string | undefined; reason: string } {
+  if (typeof error !== 'object' || error === null) return { code: undefined, reason: String(error) };
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return {
+    code: typeof code === 'string' ? code : undefined,
+    reason: typeof message === 'string' ? message : 'unknown error',
+  };
+}

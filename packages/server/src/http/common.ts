@@ -1,0 +1,64 @@
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { serviceUnavailable } from '../errors.js';
+import type { Metrics } from '../modules/metrics/metrics.js';
+import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+
+/** Seconds a client is told to wait before retrying a request refused during shutdown. */
+const RETRY_AFTER_CLOSING = 1;
+
+/**
+ * What every family shares, set on the root before the families are registered (a child scope
+ * copies its parent's hooks when it is created). The root's error and not-found handlers answer
+ * paths that belong to no family. All hooks are callback-style: no promise per request.
+ */
+export async function registerCommon(
+  app: FastifyInstance,
+  deps: { config: Readonly<Config>; metrics: Metrics },
+): Promise<void> {
+  const { config, metrics } = deps;
+  app.setErrorHandler(problemErrorHandler);
+  app.setNotFoundHandler(problemNotFound);
+
+  // Once closing has begun, a request that still arrives on an open connection is refused with
+  // a 503 in its family's format (the family's error handler renders it) and Retry-After.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing)
+      done(serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING));
+    else done();
+  });
+  // A request without a body validates as {}: endpoints whose fields are all optional work
+  // without one, and the others say which field is missing.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined) request.body = {};
+    done();
+  });
+  // One access-log line per request (failures at info, successes at debug) and the metrics.
+  app.addHook('onResponse', (request, reply, done) => {
+    done();
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    const level = reply.statusCode >= 400 ? 'info' : 'debug';
+    if ((request.log as Logger).isLevelEnabled(level))
+      request.log[level](
+        { method: request.method, url: route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request completed',
+      );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Tessera', version: '0.1.0', description: 'Authentication token service' },
+      servers: [{ url: config.issuer }],
+    },
+  });
+  await app.register(formbody, { bodyLimit: config.bodyLimit });
+}

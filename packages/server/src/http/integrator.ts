@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../context.js';
+import { auditRoutes } from '../modules/audit/audit.routes.js';
+import { usersRoutes } from '../modules/users/users.routes.js';
+import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
+import { problemErrorHandler } from '../plugins/error-handler.js';
+
+/**
+ * The integrator family: the project's own servers, with HTTP Basic (API key id and secret) on
+ * every route, set here for the whole family (`request.project`). Problem documents; no CORS.
+ */
+export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (scope) => {
+    scope.setErrorHandler(problemErrorHandler);
+    scope.addHook('preHandler', ctx.hooks.integrator);
+
+    await scope.register(
+      usersRoutes({
+        users: ctx.usersService,
+        claims: ctx.claims,
+        devices: ctx.devices,
+        biometric: ctx.biometric,
+      }),
+    );
+    await scope.register(auditRoutes({ audit: ctx.audit }));
+    await scope.register(webhooksRoutes({ webhooks: ctx.webhooks }));
+  };
+}

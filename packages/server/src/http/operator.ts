@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ErrorCodes } from '@tessera/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { TesseraError } from '../errors.js';
+import { operatorRoutes } from '../modules/operator/operator.routes.js';
+import { requireOperatorToken } from '../modules/operator/operator-token.js';
+import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+import { notFoundUnder } from './scope.js';
+
+/** Every path of the family while TESSERA_OPERATOR_TOKEN is unset. */
+function operatorApiOff(_request: FastifyRequest, _reply: FastifyReply): never {
+  throw new TesseraError(
+    404,
+    ErrorCodes.notFound,
+    'the operator API is off; set TESSERA_OPERATOR_TOKEN to turn it on',
+  );
+}
+
+/**
+ * The operator family (`/v1/operator/*`): project management for the service's operators, with
+ * `Authorization: Bearer <TESSERA_OPERATOR_TOKEN>` checked on every request before anything else
+ * (unknown paths included). Without the token configured, every path answers 404. Problem
+ * documents; no CORS (operators call it from servers and scripts, not browsers).
+ */
+export function operatorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (scope) => {
+    scope.setErrorHandler(problemErrorHandler);
+    const token = ctx.config.operatorToken;
+    if (!token) {
+      await notFoundUnder(scope, ['/v1/operator'], operatorApiOff);
+      return;
+    }
+    scope.addHook('onRequest', requireOperatorToken(token));
+    await notFoundUnder(scope, ['/v1/operator'], problemNotFound);
+    await scope.register(operatorRoutes({ projects: ctx.projects, audit: ctx.audit }));
+  };
+}

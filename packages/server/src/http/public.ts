@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../context.js';
+import { healthRoutes } from '../modules/health/health.routes.js';
+import { verifyRoutes } from '../modules/verify/verify.routes.js';
+import { wellKnownRoutes } from '../modules/wellknown/wellknown.routes.js';
+import { ANY_ORIGIN, corsHook, preflightRoutes } from '../plugins/cors.js';
+import { problemErrorHandler, problemNotFound, verifyErrorHandler } from '../plugins/error-handler.js';
+import { notFoundUnder } from './scope.js';
+
+/**
+ * The public family: no credential. `POST /verify` and the discovery documents answer any origin
+ * (CORS `*`); the health probes are for load balancers and orchestrators (no CORS).
+ */
+export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (scope) => {
+    // The hot path: its own error format, and only synchronous hooks.
+    await scope.register(async (verify) => {
+      verify.setErrorHandler(verifyErrorHandler);
+      verify.addHook('onRequest', corsHook(ANY_ORIGIN));
+      preflightRoutes(verify, ['/verify'], problemNotFound);
+      await verify.register(verifyRoutes({ verify: ctx.verify }));
+    });
+
+    await scope.register(async (discovery) => {
+      discovery.setErrorHandler(problemErrorHandler);
+      discovery.addHook('onRequest', corsHook(ANY_ORIGIN));
+      preflightRoutes(discovery, ['/.well-known/*'], problemNotFound);
+      await notFoundUnder(discovery, ['/.well-known/'], problemNotFound);
+      await discovery.register(wellKnownRoutes({ issuer: ctx.config.issuer, keys: ctx.keys }));
+    });
+
+    await scope.register(async (health) => {
+      health.setErrorHandler(problemErrorHandler);
+      await health.register(healthRoutes({ db: ctx.db, keys: ctx.keys, revocations: ctx.revocations }));
+    });
+  };
+}

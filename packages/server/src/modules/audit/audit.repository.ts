@@ -1,0 +1,120 @@
+import { type Kysely, sql } from 'kysely';
+import { deleteInBatches } from '../../db/batched-delete.js';
+import { prepared, type Write } from '../../db/prepared.js';
+import type { Database } from '../../db/schema.js';
+import type { RecordedEvent, StoredEvent } from './events.js';
+
+/** An event's columns in insert order: id, project, user, type, data (JSON), ip, time. */
+export type EventColumns = [
+  id: string,
+  projectId: string,
+  userId: string | null,
+  type: string,
+  data: string,
+  ip: string | null,
+  createdAt: number,
+];
+
+/** An event as its columns (the arguments of a prepared statement that embeds `insertFrom`). */
+export const eventColumns = (event: RecordedEvent): EventColumns => [
+  event.id,
+  event.projectId,
+  event.userId ?? null,
+  event.type,
+  JSON.stringify(event.data ?? {}),
+  event.ip ?? null,
+  event.createdAt,
+];
+
+const insertEvent = prepared((db, ...[id, projectId, userId, type, data, ip, createdAt]: EventColumns) =>
+  db
+    .insertInto('audit_events')
+    .values({ id, project_id: projectId, user_id: userId, type, data, ip, created_at: createdAt }),
+);
+
+/** Stores an event; on the database or inside the caller's transaction (with its deliveries). */
+export async function insert(db: Kysely<Database>, event: RecordedEvent): Promise<void> {
+  await insertEvent(db, ...eventColumns(event));
+}
+
+/** The insert of an event, to run with other writes (`together`). */
+export function insertWrite(event: RecordedEvent): Write {
+  return insertEvent.write(...eventColumns(event));
+}
+
+/**
+ * PostgreSQL: the insert of an event as a data-modifying CTE of a larger statement, stored once per
+ * row of the CTE `source`, i.e. only when that statement's own write happened. Its values are
+ * parameters (`EventColumns`; pass the placeholders a prepared query's build gets).
+ */
+export function insertFrom(
+  source: string,
+  ...[id, projectId, userId, type, data, ip, createdAt]: EventColumns
+) {
+  return sql`insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select ${id}::text, ${projectId}::text, ${userId}::text, ${type}::text, ${data}::text, ${ip}::text,
+      ${createdAt}::bigint
+    from ${sql.table(source)}`;
+}
+
+export interface EventFilter {
+  userId?: string | undefined;
+  type?: string | undefined;
+  /** Unix ms, inclusive. */
+  from?: number | undefined;
+  /** Unix ms, exclusive. */
+  to?: number | undefined;
+  /** An event id: only events older than it (newest first, ties by id). An unknown id is ignored. */
+  before?: string | undefined;
+  limit: number;
+}
+
+/** A project's events, newest first; `more` when events beyond `limit` match. */
+export async function page(
+  db: Kysely<Database>,
+  projectId: string,
+  filter: EventFilter,
+): Promise<{ events: StoredEvent[]; more: boolean }> {
+  let query = db.selectFrom('audit_events').selectAll().where('project_id', '=', projectId);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.type) query = query.where('type', '=', filter.type);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
+  if (filter.before) {
+    const cursor = await db
+      .selectFrom('audit_events')
+      .select(['created_at', 'id'])
+      .where('id', '=', filter.before)
+      .executeTakeFirst();
+    if (cursor) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', cursor.created_at),
+          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+        ]),
+      );
+    }
+  }
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+  const events = rows.slice(0, filter.limit).map(
+    (row): StoredEvent => ({
+      id: row.id,
+      projectId: row.project_id,
+      userId: row.user_id,
+      type: row.type,
+      data: JSON.parse(row.data) as Record<string, unknown>,
+      ip: row.ip,
+      createdAt: row.created_at,
+    }),
+  );
+  return { events, more: rows.length > filter.limit };
+}
+
+/** Deletes events older than `before` in bounded batches, through the created_at index. */
+export async function prune(db: Kysely<Database>, before: number): Promise<void> {
+  await deleteInBatches(db, 'audit_events', 'id', 'created_at', before);
+}

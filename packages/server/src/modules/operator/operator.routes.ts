@@ -1,0 +1,170 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AuditLog } from '../audit/audit.service.js';
+import { projectView } from '../projects/project.js';
+import type { ProjectsService } from '../projects/projects.service.js';
+
+const Origins = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 100 });
+const Settings = {
+  rp_id: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+  numeric_auth_time: Type.Optional(Type.Boolean()),
+  device_requires_pin: Type.Optional(Type.Boolean()),
+};
+const CreateBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), origins: Type.Optional(Origins), ...Settings },
+  { additionalProperties: false },
+);
+const UpdateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    origins: Type.Optional(Origins),
+    add_origins: Type.Optional(Origins),
+    remove_origins: Type.Optional(Origins),
+    ...Settings,
+  },
+  { additionalProperties: false },
+);
+const Params = Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+const ProjectView = Type.Object({
+  project_id: Type.String(),
+  name: Type.String(),
+  api_key_id: Type.String(),
+  origins: Type.Array(Type.String()),
+  rp_id: Type.Union([Type.String(), Type.Null()]),
+  numeric_auth_time: Type.Boolean(),
+  device_requires_pin: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  secret_rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
+const tags = ['operator'];
+
+/**
+ * The operator API: projects managed over HTTP as with `tessera projects …`. The family
+ * (src/http/operator.ts) authenticates every route with the operator token.
+ */
+export function operatorRoutes(deps: {
+  projects: ProjectsService;
+  audit: AuditLog;
+}): FastifyPluginAsyncTypebox {
+  const { projects, audit } = deps;
+  return async (app) => {
+    app.get(
+      '/v1/operator/projects',
+      {
+        schema: {
+          tags,
+          summary: 'List projects',
+          response: { 200: Type.Object({ projects: Type.Array(ProjectView) }) },
+        },
+      },
+      async () => ({ projects: (await projects.list()).map(projectView) }),
+    );
+
+    app.post(
+      '/v1/operator/projects',
+      {
+        schema: {
+          tags,
+          summary: 'Create a project (its API key secret is shown once)',
+          body: CreateBody,
+          response: { 201: Type.Composite([ProjectView, Type.Object({ api_key_secret: Type.String() })]) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        const created = await projects.create({
+          name: body.name,
+          origins: body.origins ?? [],
+          rpId: body.rp_id,
+          numericAuthTime: body.numeric_auth_time,
+          deviceRequiresPin: body.device_requires_pin,
+        });
+        const project = await projects.get(created.api_key_id);
+        request.log.info(
+          { api_key_id: project.api_key_id, name: project.name },
+          'project created by operator',
+        );
+        return reply.code(201).send({ ...projectView(project), api_key_secret: created.api_key_secret });
+      },
+    );
+
+    app.get(
+      '/v1/operator/projects/:api_key_id',
+      { schema: { tags, summary: 'Show a project', params: Params, response: { 200: ProjectView } } },
+      async (request) => projectView(await projects.get(request.params.api_key_id)),
+    );
+
+    app.patch(
+      '/v1/operator/projects/:api_key_id',
+      {
+        schema: {
+          tags,
+          summary: 'Change a project’s name, origins, relying-party id or policies',
+          params: Params,
+          body: UpdateBody,
+          response: { 200: ProjectView },
+        },
+      },
+      async (request) => {
+        const body = request.body;
+        const updated = await projects.update(request.params.api_key_id, {
+          name: body.name,
+          origins: body.origins,
+          addOrigins: body.add_origins,
+          removeOrigins: body.remove_origins,
+          rpId: body.rp_id,
+          numericAuthTime: body.numeric_auth_time,
+          deviceRequiresPin: body.device_requires_pin,
+        });
+        request.log.info(
+          { api_key_id: updated.api_key_id, fields: Object.keys(body) },
+          'project updated by operator',
+        );
+        return projectView(updated);
+      },
+    );
+
+    app.delete(
+      '/v1/operator/projects/:api_key_id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a project with its users, sessions, credentials, webhooks and audit events',
+          params: Params,
+        },
+      },
+      async (request, reply) => {
+        const { project, users } = await projects.delete(request.params.api_key_id);
+        request.log.info(
+          { api_key_id: project.api_key_id, name: project.name, users },
+          'project deleted by operator',
+        );
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/v1/operator/projects/:api_key_id/rotate-secret',
+      {
+        schema: {
+          tags,
+          summary: 'Replace a project’s API key secret; the old one stops working at once',
+          params: Params,
+          response: { 200: Credentials },
+        },
+      },
+      async (request) => {
+        const rotated = await projects.rotateSecret(request.params.api_key_id);
+        await audit.record({
+          projectId: rotated.project_id,
+          type: 'project.secret_rotated',
+          data: { by: 'operator' },
+        });
+        request.log.info({ api_key_id: rotated.api_key_id }, 'project secret rotated by operator');
+        return { api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret };
+      },
+    );
+  };
+}

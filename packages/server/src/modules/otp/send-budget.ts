@@ -1,0 +1,134 @@
+import { type ErrorCode, ErrorCodes } from '@tessera/core';
+import type { OtpSendingConfig } from '../../config/index.js';
+import { TesseraError } from '../../errors.js';
+import type { RateLimiter } from '../../plugins/rate-limiter.js';
+import type { Project } from '../projects/project.js';
+import type { Identifier } from './identifier.js';
+import { countryAllowed, numberPrefix } from './sms-countries.js';
+
+/** What became of an `otp/start`, as `tessera_otp_sends_total` counts it. */
+export type SendOutcome =
+  | 'sent'
+  | 'delivery_failed'
+  | 'throttled'
+  | 'budget_exceeded'
+  | 'prefix_throttled'
+  | 'country_blocked'
+  | 'verification_failed'
+  | 'verification_unavailable'
+  /** Anything else (e.g. the database was unavailable). */
+  | 'error';
+
+/** A start refused before anything was sent: the HTTP error and the outcome the metrics count. */
+export class SendRefused extends TesseraError {
+  constructor(
+    readonly outcome: SendOutcome,
+    statusCode: number,
+    code: ErrorCode,
+    detail: string,
+    options: { retryAfter?: number; cause?: string } = {},
+  ) {
+    const { retryAfter, cause } = options;
+    super(statusCode, code, detail, {
+      cause,
+      ...(retryAfter === undefined ? {} : { retryAfter, headers: { 'retry-after': String(retryAfter) } }),
+    });
+  }
+}
+
+const HOUR = 3600;
+const DAY = 86_400;
+
+interface Counter {
+  scope: string;
+  subject: string;
+  limit: number;
+  window: number;
+  outcome: SendOutcome;
+  detail: string;
+}
+
+/**
+ * What a project may send, whoever asks: SMS only to allowed countries, hourly and daily budgets
+ * per channel, and SMS per number range per minute. These bound what SMS pumping (codes asked for
+ * many numbers an attacker's carrier is paid for) can cost. The budgets count messages handed to
+ * the provider, so a failed delivery is never given back: it may be billed all the same.
+ */
+export class SendBudget {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly rules: OtpSendingConfig,
+  ) {}
+
+  /** Refuses (403 `country_not_allowed`) an SMS to a country the project does not allow. */
+  checkDestination(project: Project, identifier: Identifier): void {
+    if (identifier.channel !== 'sms') return;
+    const allowed = project.sms_countries ?? this.rules.smsCountries;
+    if (!countryAllowed(allowed, identifier.value)) {
+      throw new SendRefused(
+        'country_blocked',
+        403,
+        ErrorCodes.countryNotAllowed,
+        'sign-in codes cannot be sent by SMS to phone numbers of this country; use an e-mail address',
+      );
+    }
+  }
+
+  /**
+   * Spends one message of every budget the send falls under. When one is spent out, the units just
+   * taken are given back (nothing is sent) and a 429 says when to try again.
+   */
+  async spend(project: Project, identifier: Identifier): Promise<void> {
+    const taken: Counter[] = [];
+    for (const counter of this.#counters(project, identifier)) {
+      const hit = await this.limiter.hit(counter.scope, counter.subject, counter);
+      taken.push(counter);
+      if (!hit.allowed) {
+        for (const t of taken) await this.limiter.refund(t.scope, t.subject);
+        throw new SendRefused(counter.outcome, 429, ErrorCodes.rateLimited, counter.detail, {
+          retryAfter: hit.retryAfter,
+        });
+      }
+    }
+  }
+
+  #counters(project: Project, identifier: Identifier): Counter[] {
+    const { channel } = identifier;
+    const budget = this.rules.budgets[channel];
+    const what = channel === 'sms' ? 'text messages' : 'e-mails';
+    const detail = (period: string) =>
+      `this app has sent too many sign-in ${what} ${period}; try again later`;
+    const counters: Counter[] = [];
+    const subject = `${project.id}\0${channel}`;
+    if (budget.hourly > 0) {
+      counters.push({
+        scope: 'otp-budget-hour',
+        subject,
+        limit: budget.hourly,
+        window: HOUR,
+        outcome: 'budget_exceeded',
+        detail: detail('this hour'),
+      });
+    }
+    if (budget.daily > 0) {
+      counters.push({
+        scope: 'otp-budget-day',
+        subject,
+        limit: budget.daily,
+        window: DAY,
+        outcome: 'budget_exceeded',
+        detail: detail('today'),
+      });
+    }
+    if (channel === 'sms') {
+      counters.push({
+        scope: 'otp-sms-prefix',
+        subject: `${project.id}\0${numberPrefix(identifier.value, this.rules.smsPrefixDigits)}`,
+        ...this.rules.smsPrefix,
+        outcome: 'prefix_throttled',
+        detail: 'too many sign-in text messages to similar numbers; try again later',
+      });
+    }
+    return counters;
+  }
+}

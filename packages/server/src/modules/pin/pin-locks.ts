@@ -1,0 +1,29 @@
+import type { AuditLog } from '../audit/audit.service.js';
+import type { PinLocks as PinLocksPort, PinStatus } from '../sign-in/sign-in.service.js';
+import { MAX_PIN_ATTEMPTS, type PinRepository } from './pin.repository.js';
+
+/** The PIN lock as the sign-in rules use it: an OTP sign-in lifts it, a lock stops device sign-in. */
+export class PinLocks implements PinLocksPort {
+  constructor(
+    private readonly repository: PinRepository,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async #status(userId: string): Promise<PinStatus | null> {
+    const row = await this.repository.find(userId);
+    return row ? { failedAttempts: row.failed_attempts, locked: row.locked_at !== null } : null;
+  }
+
+  async state(userId: string): Promise<'none' | 'set' | 'locked'> {
+    const row = await this.repository.find(userId);
+    if (!row) return 'none';
+    return row.failed_attempts >= MAX_PIN_ATTEMPTS || row.locked_at !== null ? 'locked' : 'set';
+  }
+
+  async unlock(projectId: string, userId: string, known?: PinStatus | null): Promise<void> {
+    const pin = known === undefined ? await this.#status(userId) : known;
+    if (pin && pin.failedAttempts > 0 && (await this.repository.reset(userId)) && pin.locked) {
+      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+import { badRequest } from '../../errors.js';
+
+/**
+ * The checks on a project's settings, shared by the service (HTTP and CLI) and the CLI's argument
+ * parsers, which refuse a bad value before opening the database. Each throws a 400 TesseraError
+ * whose detail names the value and what is expected.
+ */
+
+/**
+ * The origin a native Android app reports in WebAuthn client data: the base64url SHA-256 of the
+ * app's signing certificate. Passkeys made in the app are checked against it.
+ */
+export const ANDROID_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/;
+
+/** Longest project name, in characters. */
+export const MAX_NAME_LENGTH = 100;
+
+/** A project name: trimmed, 1 to 100 characters, no control characters. */
+export function normaliseName(raw: string): string {
+  const name = raw.trim();
+  if (!name || name.length > MAX_NAME_LENGTH)
+    throw badRequest(`a project name of 1 to ${MAX_NAME_LENGTH} characters is required`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name))
+    throw badRequest('a project name may not contain control characters');
+  return name;
+}
+
+/**
+ * Normalises an allowed origin: a web origin (`scheme://host[:port]`; paths and wildcards are
+ * refused) or an Android app origin (`android:apk-key-hash:<base64url sha256>`, kept as given).
+ */
+export function normaliseOrigin(raw: string): string {
+  if (ANDROID_ORIGIN.test(raw)) return raw;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw badRequest(`"${raw}" is not an origin like https://app.example.com`);
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.pathname.length > 1 ||
+    url.search ||
+    url.hash
+  ) {
+    throw badRequest(`"${raw}" is not an origin like https://app.example.com (scheme, host and port only)`);
+  }
+  return url.origin;
+}
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * A WebAuthn relying-party id: a domain name (WebAuthn §5.1.3 requires a valid domain string,
+ * which browsers compare with the origin's host), lower-cased and in its ASCII (punycode) form.
+ * IP addresses, ports, schemes, paths and trailing dots are refused.
+ */
+export function normaliseRpId(raw: string): string {
+  const refuse = () =>
+    badRequest(
+      `"${raw}" is not a relying-party id: give a host name such as app.example.com (no scheme or port)`,
+    );
+  const trimmed = raw.trim();
+  if (!trimmed || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) throw refuse();
+  const ascii = domainToASCII(trimmed.toLowerCase());
+  if (!ascii || ascii.length > 253) throw refuse();
+  const labels = ascii.split('.');
+  if (!labels.every((label) => LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) throw refuse();
+  return ascii;
+}
+
+/** Whether `rpId` may serve a page of `origin`: the origin's host is the RP id or under it. */
+function servesOrigin(rpId: string, origin: string): boolean {
+  const host = new URL(origin).hostname;
+  return host === rpId || host.endsWith(`.${rpId}`);
+}
+
+/**
+ * Refuses a relying-party id that none of the project's web origins could use (a passkey made
+ * for it could never be asserted from them). Projects with only app origins are not checked.
+ */
+export function checkRpIdServesOrigins(rpId: string | null, origins: readonly string[]): void {
+  const web = origins.filter((o) => !ANDROID_ORIGIN.test(o));
+  if (rpId === null || web.length === 0) return;
+  if (!web.some((origin) => servesOrigin(rpId, origin))) {
+    throw badRequest(
+      `the relying-party id "${rpId}" is not the host (or a parent domain) of any of the project's origins; give a relying-party id that matches them`,
+    );
+  }
+}
+
+/** The web origins' first host: the default relying-party id of a new project. */
+export function defaultRpId(origins: readonly string[]): string | null {
+  const web = origins.find((o) => !ANDROID_ORIGIN.test(o));
+  return web ? new URL(web).hostname : null;
+}

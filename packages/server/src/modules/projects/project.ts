@@ -1,0 +1,50 @@
+import type { ProjectRow } from '../../db/schema.js';
+
+/** A project as the services see it: its allowed origins parsed once, by the repository. */
+export interface Project extends Omit<ProjectRow, 'origins' | 'sms_countries'> {
+  /** Allowed browser origins (scheme://host[:port]), exact match. */
+  readonly origins: readonly string[];
+  /** Countries SMS codes may go to (ISO 3166-1 alpha-2, `*` for all); null: the server's default. */
+  readonly sms_countries: readonly string[] | null;
+}
+
+export function toProject(row: ProjectRow): Project {
+  return {
+    ...row,
+    origins: JSON.parse(row.origins) as string[],
+    sms_countries: row.sms_countries === null ? null : (JSON.parse(row.sms_countries) as string[]),
+  };
+}
+
+/** Whether a browser request from `origin` may act for `project`. */
+export function originAllowed(project: Project, origin: string): boolean {
+  return project.origins.includes(origin);
+}
+
+/** A project as operators see it (CLI `--json`, operator API): never its secret or its hash. */
+export interface ProjectView {
+  project_id: string;
+  name: string;
+  api_key_id: string;
+  origins: string[];
+  rp_id: string | null;
+  numeric_auth_time: boolean;
+  device_requires_pin: boolean;
+  created_at: string;
+  secret_rotated_at: string | null;
+}
+
+export function projectView(project: Project): ProjectView {
+  return {
+    project_id: project.id,
+    name: project.name,
+    api_key_id: project.api_key_id,
+    origins: [...project.origins],
+    rp_id: project.rp_id,
+    numeric_auth_time: project.numeric_auth_time === 1,
+    device_requires_pin: project.device_requires_pin === 1,
+    created_at: new Date(project.created_at).toISOString(),
+    secret_rotated_at:
+      project.secret_rotated_at === null ? null : new Date(project.secret_rotated_at).toISOString(),
+  };
+}

@@ -1,0 +1,120 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { sha256 } from '../../crypto/hash.js';
+import { prepared, type Write } from '../../db/prepared.js';
+import type { Database } from '../../db/schema.js';
+
+/**
+ * The stored key of a window: a hash of its scope and subject, so no e-mail address or phone
+ * number is stored here.
+ */
+export function rateLimitKey(scope: string, subject: string): string {
+  return sha256(`${scope}\0${subject}`);
+}
+
+/**
+ * For a PostgreSQL statement that takes part of a subject from a row (`keyIn`): the bytes of the
+ * key's text before that part (`scope\0` and the subject's head) and after it. Bytes, not text:
+ * the separators are NUL, which PostgreSQL text cannot hold.
+ */
+export function keyParts(scope: string, head: string, tail: string): { head: Buffer; tail: Buffer } {
+  return { head: Buffer.from(`${scope}\0${head}`), tail: Buffer.from(tail) };
+}
+
+/**
+ * PostgreSQL: `rateLimitKey` of `head + column + tail` (see `keyParts`) computed in the statement
+ * (base64url of SHA-256, as node:crypto gives it). `head` and `tail` are parameters.
+ */
+export function keyIn(head: Buffer, column: RawBuilder<string>, tail: Buffer): RawBuilder<string> {
+  return sql<string>`translate(rtrim(encode(sha256(${head}::bytea || convert_to(${column}, 'UTF8') || ${tail}::bytea), 'base64'), '='), '+/', '-_')`;
+}
+
+/**
+ * PostgreSQL: one hit on a window as a data-modifying CTE of a larger statement, made once per row
+ * of `source` (where `when` holds): the same atomic upsert as `addHits`, returning the window's
+ * count and end.
+ */
+export function hitIn(
+  source: string,
+  key: RawBuilder<string>,
+  now: number,
+  resetAt: number,
+  when: RawBuilder<boolean> = sql<boolean>`true`,
+): RawBuilder<RateWindowRow> {
+  return sql<RateWindowRow>`insert into rate_limits (key, count, reset_at)
+    select ${key}, 1, ${resetAt}::bigint from ${sql.table(source)} where ${when}
+    on conflict (key) do update set
+      count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
+      reset_at = case when rate_limits.reset_at <= ${now} then ${resetAt} else rate_limits.reset_at end
+    returning count, reset_at`;
+}
+
+interface RateWindowRow {
+  count: number;
+  reset_at: number;
+}
+
+/** A fixed window as stored: its count and when it ends (Unix ms). */
+export interface RateWindow {
+  count: number;
+  resetAt: number;
+}
+
+/** Whole seconds until the window ends, at least 1 (a Retry-After). */
+export function secondsLeft(window: RateWindow, now: number): number {
+  return Math.max(1, Math.ceil((window.resetAt - now) / 1000));
+}
+
+// Every request pays one of these (a per-IP sync or an exact limit): built and compiled once.
+const upsertHits = prepared((db, key: string, hits: number, now: number, resetAt: number) =>
+  db
+    .insertInto('rate_limits')
+    .values({ key, count: hits, reset_at: resetAt })
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        count: sql<number>`case when rate_limits.reset_at <= ${now} then ${hits} else rate_limits.count + ${hits} end`,
+        reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then ${resetAt} else rate_limits.reset_at end`,
+      }),
+    )
+    .returning(['count', 'reset_at']),
+);
+
+const refundHit = prepared((db, key: string) =>
+  db
+    .updateTable('rate_limits')
+    .set({ count: sql<number>`count - 1` })
+    .where('key', '=', key)
+    .where('count', '>', 0),
+);
+
+/**
+ * Adds `hits` to a fixed window and returns its count and end, in one atomic upsert: a window that
+ * has ended starts again from `hits` and ends at `resetAt`. Shared by the exact limits (one hit a
+ * call) and the per-IP limits (what an instance counted since its last sync).
+ */
+export async function addHits(
+  db: Kysely<Database>,
+  key: string,
+  hits: number,
+  now: number,
+  resetAt: number,
+): Promise<RateWindow> {
+  const [row] = (await upsertHits(db, key, hits, now, resetAt)).rows;
+  if (!row) throw new Error('rate limit upsert returned no row');
+  return { count: Number(row.count), resetAt: Number(row.reset_at) };
+}
+
+/** Gives back one unit of a window (never below zero). */
+export async function refund(db: Kysely<Database>, key: string): Promise<void> {
+  await refundHit(db, key);
+}
+
+/** `refund` as a write to run with others (`together`). */
+export function refundWrite(key: string): Write {
+  return refundHit.write(key);
+}
+
+/** Deletes windows that have ended by `now`; returns how many. */
+export async function deleteEnded(db: Kysely<Database>, now: number): Promise<number> {
+  const result = await db.deleteFrom('rate_limits').where('reset_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

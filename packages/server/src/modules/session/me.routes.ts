@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppHooks } from '../../plugins/request-context.js';
+import type { StepUp } from '../sign-in/step-up.js';
+import type { SignOutService } from './sign-out.service.js';
+
+const SignOut = Type.Object({
+  scope: Type.Optional(Type.Union([Type.Literal('global'), Type.Literal('others')])),
+  forget_devices: Type.Optional(Type.Boolean()),
+});
+
+export interface MeRoutesDeps {
+  signOut: SignOutService;
+  stepUp: StepUp;
+  hooks: AppHooks;
+}
+
+/** The signed-in user's own account: sign out everywhere (or on the other devices). */
+export function meRoutes({ signOut, stepUp, hooks }: MeRoutesDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const preHandler = [hooks.ipLimit('me'), hooks.bearer];
+    app.post('/v1/me/sessions/revoke', { schema: { body: SignOut }, preHandler }, async (request) => {
+      const forgetDevices = request.body.forget_devices === true;
+      // Forgetting devices removes credentials: not for a stolen access token alone.
+      if (forgetDevices) await stepUp.requireRecentStrongSignIn(request.auth, 'forget your trusted devices');
+      return signOut.signOut(request.auth.project, request.auth.user, {
+        scope: request.body.scope ?? 'global',
+        currentSessionId: request.auth.claims.sid,
+        forgetDevices,
+        by: 'user',
+      });
+    });
+  };
+}

@@ -1,0 +1,297 @@
+import { createHmac } from 'node:crypto';
+import type { AccessTokenClaims, AuthMethod, OAuthTokenBundle } from '@tessera/core';
+import type { Config } from '../../config/index.js';
+import { safeEqual, sha256 } from '../../crypto/hash.js';
+import { open, seal } from '../../crypto/master-key.js';
+import { randomUUID } from '../../crypto/random.js';
+import type { Write } from '../../db/prepared.js';
+import type { Session, User } from '../../db/schema.js';
+import { OAuthError } from '../../errors.js';
+import { looksLikeRefreshToken, newRefreshToken, parseRefreshToken } from '../../tokens/refresh-token.js';
+import type { TokenService } from '../../tokens/token.service.js';
+import type { AuditLog } from '../audit/audit.service.js';
+import type { AuditEvent } from '../audit/events.js';
+import type { Project } from '../projects/project.js';
+import type { VerifyResult } from '../verify/verify.service.js';
+import type { RefreshTokenRow, SessionRepository } from './session.repository.js';
+
+/** Who makes a token request: a hash of its IP address and User-Agent (never stored in clear). */
+export type ClientFingerprint = string;
+
+export function clientFingerprint(ip: string, userAgent: string | undefined): ClientFingerprint {
+  return sha256(`${ip}\0${userAgent ?? ''}`);
+}
+
+/** What a revocation request did (RFC 7009 answers 200 for all but `wrong_client`). */
+export type RevokeOutcome = 'revoked' | 'ignored' | 'wrong_client';
+
+/** Who ended a session, as the `session.revoked` event says. */
+export type RevokedBy = 'user' | 'integrator';
+
+/** A refresh token that is genuine (its secret matched), with its session and user. */
+export interface RefreshContext {
+  token: RefreshTokenRow;
+  session: Session;
+  user: User;
+  /** The user's custom claims, parsed. */
+  claims: Record<string, unknown>;
+  secret: string;
+}
+
+/** RFC 7662's answer; the service's members come last so no custom claim can replace them. */
+export type Introspection = { active: false } | ({ active: true } & Record<string, unknown>);
+
+export interface SessionDeps {
+  config: Readonly<Config>;
+  repository: SessionRepository;
+  minter: TokenService;
+  projects: { byId(id: string): Promise<Project | undefined> };
+  /** Derives each successor's encryption key (grace-window answers). */
+  successorKey: Buffer;
+  audit: AuditLog;
+  /** This instance's revocation list: a revoked session fails its /verify at once. */
+  revocations: { add(sessionId: string): void };
+  accessTokens: {
+    authentic(token: string): Promise<AccessTokenClaims | string>;
+    verify(token: string, audience: string): VerifyResult | Promise<VerifyResult>;
+  };
+  now: () => number;
+}
+
+/** What a sign-in stores and knows beside its new session. */
+export interface StartOptions {
+  /** The sign-in's event, recorded with the session (see `AuditLog.recordWith`). */
+  event?: AuditEvent;
+  /** Other writes of the sign-in (e.g. refunds of guess budgets), stored with the session. */
+  writes?: readonly Write[];
+  /** The user's custom claims, when the sign-in has read them already. */
+  claims?: Record<string, unknown>;
+}
+
+const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
+
+/**
+ * Sessions: start after a sign-in, the refresh grant with rotation, revocation and introspection.
+ * A session is the unit of revocation: every token carries or points to its session, and a revoked
+ * session ends them all.
+ */
+export class SessionService {
+  constructor(private readonly deps: SessionDeps) {}
+
+  /**
+   * Starts a session after a successful authentication and returns its first bundle. The sign-in's
+   * `event` and other `writes` are stored with the session (one statement on PostgreSQL).
+   */
+  async start(
+    project: Project,
+    user: User,
+    method: AuthMethod,
+    binding: { deviceId?: string; passkeyId?: string } = {},
+    options: StartOptions = {},
+  ): Promise<OAuthTokenBundle> {
+    const now = this.deps.now();
+    const session: Session = {
+      id: randomUUID(),
+      project_id: project.id,
+      user_id: user.id,
+      auth_method: method,
+      auth_time: now,
+      device_id: binding.deviceId ?? null,
+      passkey_id: binding.passkeyId ?? null,
+      created_at: now,
+      expires_at: now + this.deps.config.refreshTokenTtl * 1000,
+      last_refreshed_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    };
+    const refresh = newRefreshToken();
+    // The sign-in's writes first, in their order (see `together`).
+    const writes = [
+      ...(options.writes ?? []),
+      ...this.deps.repository.creation(session, { id: refresh.id, secret_hash: sha256(refresh.secret) }),
+    ];
+    if (options.event) await this.deps.audit.recordWith(options.event, writes);
+    else await this.deps.repository.store(writes);
+    return this.deps.minter.bundle(project, user, session, refresh.token, options.claims);
+  }
+
+  /**
+   * The refresh token a presented string names, when its secret is right (compared in constant
+   * time), rotated or not. Used by the grant and by introspection.
+   */
+  async verifyRefreshToken(presented: string): Promise<RefreshContext | undefined> {
+    const parsed = parseRefreshToken(presented);
+    if (!parsed) return undefined;
+    const found = await this.deps.repository.findForRefresh(parsed.id);
+    if (!found || !safeEqual(sha256(parsed.secret), found.token.secret_hash)) return undefined;
+    return { ...found, secret: parsed.secret };
+  }
+
+  /**
+   * The refresh grant: checks the token, rotates it, returns a new bundle. A rotated token
+   * presented again revokes its whole session, except when the same client presents it within the
+   * grace window while the successor is still unused: then it gets that same successor (two tabs
+   * refreshing at once, or a retry whose answer was lost to a slow database or a crashed instance).
+   */
+  async refresh(clientId: string, presented: string, client: ClientFingerprint): Promise<OAuthTokenBundle> {
+    const found = await this.verifyRefreshToken(presented);
+    if (!found) throw invalidGrant('refresh token is invalid');
+    const { token, session, user, claims } = found;
+    const project = await this.deps.projects.byId(session.project_id);
+    if (!project || project.api_key_id !== clientId)
+      throw invalidGrant('refresh token was issued to another client');
+    if (session.revoked_at !== null) throw invalidGrant('session has been revoked');
+    const now = this.deps.now();
+    if (now >= token.expires_at || now >= session.expires_at) throw invalidGrant('refresh token has expired');
+    if (token.rotated_at === null) {
+      const next = newRefreshToken();
+      const event: AuditEvent = {
+        projectId: session.project_id,
+        userId: session.user_id,
+        type: 'refresh',
+        data: { session_id: session.id },
+      };
+      // On PostgreSQL the event is stored by the rotation's own statement: one round trip.
+      const inline = await this.deps.audit.inline(event);
+      const won = await this.deps.repository.rotate(
+        token.id,
+        {
+          id: next.id,
+          secret_hash: sha256(next.secret),
+          successor_enc: seal(this.#successorKey(found.secret), next.token, token.id),
+          session_id: session.id,
+          expires_at: session.expires_at,
+        },
+        now,
+        client,
+        inline,
+      );
+      if (won) {
+        if (inline) this.deps.audit.stored(inline);
+        else await this.deps.audit.record(event);
+        return this.deps.minter.bundle(
+          project,
+          user,
+          { ...session, last_refreshed_at: now },
+          next.token,
+          claims,
+        );
+      }
+    }
+    return this.#replayed(found, project, client);
+  }
+
+  /** A rotated token presented again: the grace answer to the same client, else reuse. */
+  async #replayed(
+    found: RefreshContext,
+    project: Project,
+    client: ClientFingerprint,
+  ): Promise<OAuthTokenBundle> {
+    const { session, user } = found;
+    const row = await this.deps.repository.findRefreshToken(found.token.id);
+    // The clock is read after the database answered: a slow database must not turn a retry
+    // into a reuse.
+    const now = this.deps.now();
+    const sameClient = row?.rotated_by != null && safeEqual(row.rotated_by, client);
+    if (
+      row?.rotated_at != null &&
+      row.successor_enc &&
+      sameClient &&
+      // Strictly inside the window: TESSERA_REFRESH_GRACE=0 means no grace at all, even for a
+      // second use in the same millisecond.
+      now - row.rotated_at < this.deps.config.refreshGrace * 1000
+    ) {
+      const successor = open(this.#successorKey(found.secret), row.successor_enc, row.id);
+      const next = parseRefreshToken(successor);
+      const successorRow = next && (await this.deps.repository.findRefreshToken(next.id));
+      if (successorRow && successorRow.rotated_at === null) {
+        await this.deps.audit.record({
+          projectId: session.project_id,
+          userId: session.user_id,
+          type: 'refresh.grace',
+          data: { session_id: session.id },
+        });
+        return this.deps.minter.bundle(project, user, session, successor, found.claims);
+      }
+    }
+    if (await this.deps.repository.revoke(session.id, 'refresh_token_reuse', now)) {
+      this.deps.revocations.add(session.id);
+      await this.deps.audit.record({
+        projectId: session.project_id,
+        userId: session.user_id,
+        type: 'refresh.reuse_detected',
+        data: { session_id: session.id },
+      });
+    }
+    throw invalidGrant('refresh token was already used; the session has been revoked');
+  }
+
+  #successorKey(secret: string): Buffer {
+    return createHmac('sha256', this.deps.successorKey).update(secret).digest();
+  }
+
+  /**
+   * RFC 7009: revokes the session of a refresh or access token presented by its client. Unknown
+   * and invalid tokens are ignored (answered 200 by the route).
+   */
+  async revokeToken(clientId: string, token: string): Promise<RevokeOutcome> {
+    if (looksLikeRefreshToken(token)) {
+      const found = await this.verifyRefreshToken(token);
+      return found ? this.#revokeForClient(clientId, found.session) : 'ignored';
+    }
+    const claims = await this.deps.accessTokens.authentic(token);
+    if (typeof claims === 'string') return 'ignored';
+    const session = await this.deps.repository.findById(claims.sid);
+    return session ? this.#revokeForClient(clientId, session) : 'ignored';
+  }
+
+  async #revokeForClient(clientId: string, session: Session): Promise<RevokeOutcome> {
+    const project = await this.deps.projects.byId(session.project_id);
+    if (!project || project.api_key_id !== clientId) return 'wrong_client';
+    await this.end(session, 'revoked', 'user');
+    return 'revoked';
+  }
+
+  /** Ends one session and records who did it; false when it had ended already. */
+  async end(session: Session, reason: string, by: RevokedBy): Promise<boolean> {
+    if (!(await this.deps.repository.revoke(session.id, reason, this.deps.now()))) return false;
+    this.deps.revocations.add(session.id);
+    await this.deps.audit.record({
+      projectId: session.project_id,
+      userId: session.user_id,
+      type: 'session.revoked',
+      data: { session_id: session.id, by },
+    });
+    return true;
+  }
+
+  /** Marks sessions ended elsewhere (e.g. in a device removal's transaction) on this instance. */
+  ended(sessionIds: readonly string[]): void {
+    for (const id of sessionIds) this.deps.revocations.add(id);
+  }
+
+  /** RFC 7662 introspection for the project whose credentials were given. */
+  async introspect(project: Project, token: string): Promise<Introspection> {
+    const inactive = { active: false } as const;
+    if (looksLikeRefreshToken(token)) {
+      const found = await this.verifyRefreshToken(token);
+      if (!found) return inactive;
+      const { token: row, session } = found;
+      if (row.rotated_at !== null || row.expires_at <= this.deps.now()) return inactive;
+      if (session.project_id !== project.id || session.revoked_at !== null) return inactive;
+      return {
+        active: true,
+        token_type: 'refresh_token',
+        client_id: project.api_key_id,
+        sub: session.user_id,
+        sid: session.id,
+        exp: Math.floor(row.expires_at / 1000),
+        iat: Math.floor(session.created_at / 1000),
+        iss: this.deps.config.issuer,
+      };
+    }
+    const result = await this.deps.accessTokens.verify(token, project.api_key_id);
+    if (!result.success) return inactive;
+    return { ...result.claims, active: true, token_type: 'access_token', client_id: project.api_key_id };
+  }
+}

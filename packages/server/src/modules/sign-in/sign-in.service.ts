@@ -1,0 +1,166 @@
+import { type AuthMethod, ErrorCodes, type SignInResult } from '@tessera/core';
+import type { Write } from '../../db/prepared.js';
+import type { User } from '../../db/schema.js';
+import { TesseraError } from '../../errors.js';
+import type { AuditLog } from '../audit/audit.service.js';
+import type { AuditEvent } from '../audit/events.js';
+import type { Project } from '../projects/project.js';
+import type { SessionService } from '../session/session.service.js';
+
+/** How the user proved who they are, beside the method: the device or passkey used. */
+export interface SignInProof {
+  method: AuthMethod;
+  deviceId?: string;
+  passkeyId?: string;
+}
+
+/** A user's PIN as a sign-in method's own statement read it: its failed attempts and lock. */
+export interface PinStatus {
+  failedAttempts: number;
+  locked: boolean;
+}
+
+/** The PIN lock, as sign-in rules see it (modules/pin). */
+export interface PinLocks {
+  /** Whether the user has a PIN, and whether it is locked after too many wrong PINs. */
+  state(userId: string): Promise<'none' | 'set' | 'locked'>;
+  /**
+   * Lifts a PIN lock (a fresh OTP sign-in proves more than the PIN it replaces). `pin`: the PIN as
+   * already read (null: none), so it is not read again.
+   */
+  unlock(projectId: string, userId: string, pin?: PinStatus | null): Promise<void>;
+}
+
+/**
+ * What a sign-in method hands to the end of the sign-in besides the user: what its own statement
+ * already read, and writes of its own to store with the sign-in's (one statement on PostgreSQL).
+ */
+export interface SignInExtras {
+  /** The user's PIN (null: none), when read already. */
+  pin?: PinStatus | null;
+  /** The user's custom claims, when read already. */
+  claims?: Record<string, unknown>;
+  /** Stored with the sign-in's event and session, e.g. the refunds of the guess budgets. */
+  writes?: readonly Write[];
+}
+
+export interface SignInDeps {
+  users: { touchSignIn(userId: string, at: number): Promise<void> };
+  sessions: SessionService;
+  audit: AuditLog;
+  pinLocks: PinLocks;
+  now: () => number;
+}
+
+/** Why a sign-in was refused, as the `signin.failed` event records it (no secrets, no identifier). */
+export interface SignInFailure {
+  method: AuthMethod;
+  reason: string;
+  userId?: string | null;
+  deviceId?: string | null;
+}
+
+/**
+ * The one way every sign-in method ends: whatever the method verified, the user's sign-in time is
+ * recorded, the post-sign-in rules run, the event is audited, and a session starts when tokens
+ * were asked for. Failures are recorded through the same place.
+ */
+export class SignInService {
+  constructor(private readonly deps: SignInDeps) {}
+
+  async complete(
+    project: Project,
+    user: User,
+    proof: SignInProof,
+    options: { getOAuthToken: boolean; userTouched?: boolean; extras?: SignInExtras },
+  ): Promise<SignInResult> {
+    const extras = options.extras ?? {};
+    await this.#admit(project, user, proof);
+    if (!options.userTouched) await this.deps.users.touchSignIn(user.id, this.deps.now());
+    await this.#afterSignIn(project, user, proof, extras.pin);
+    const event: AuditEvent = {
+      projectId: project.id,
+      userId: user.id,
+      type: 'signin.succeeded',
+      data: {
+        method: proof.method,
+        ...(proof.deviceId ? { device_id: proof.deviceId } : {}),
+        ...(proof.passkeyId ? { passkey_id: proof.passkeyId } : {}),
+      },
+    };
+    const writes = extras.writes ?? [];
+    if (!options.getOAuthToken) {
+      await this.deps.audit.recordWith(event, writes);
+      return { user_id: user.id, auth_method: proof.method };
+    }
+    const binding = { deviceId: proof.deviceId, passkeyId: proof.passkeyId };
+    const oauthToken = await this.deps.sessions.start(project, user, proof.method, binding, {
+      event,
+      writes,
+      ...(extras.claims ? { claims: extras.claims } : {}),
+    });
+    return { oauth_token: oauthToken };
+  }
+
+  /**
+   * Rules before a session starts. A trusted device alone must not get around the PIN: while the
+   * user's PIN is locked (five wrong PINs) device sign-in is locked too, until an OTP sign-in lifts
+   * the lock; and a project may require the PIN on every device sign-in.
+   */
+  async #admit(project: Project, user: User, proof: SignInProof): Promise<void> {
+    if (proof.method !== 'TRUSTED DEVICE') return;
+    const refuse = async (reason: string, error: TesseraError) => {
+      await this.recordFailure(project, {
+        method: proof.method,
+        reason,
+        userId: user.id,
+        deviceId: proof.deviceId,
+      });
+      throw error;
+    };
+    if (project.device_requires_pin) {
+      await refuse(
+        ErrorCodes.pinRequired,
+        new TesseraError(
+          403,
+          ErrorCodes.pinRequired,
+          'this app requires the PIN with the device: use PIN sign-in',
+        ),
+      );
+    }
+    if ((await this.deps.pinLocks.state(user.id)) === 'locked') {
+      await refuse(
+        ErrorCodes.pinLocked,
+        new TesseraError(
+          423,
+          ErrorCodes.pinLocked,
+          'device sign-in is locked while the PIN is locked; sign in with a one-time code to unlock it',
+        ),
+      );
+    }
+  }
+
+  /** Post-sign-in rules: an OTP sign-in lifts a PIN lock (the recovery path docs/FLOWS.md gives). */
+  async #afterSignIn(
+    project: Project,
+    user: User,
+    proof: SignInProof,
+    pin?: PinStatus | null,
+  ): Promise<void> {
+    if (proof.method === 'OTP') await this.deps.pinLocks.unlock(project.id, user.id, pin);
+  }
+
+  /** Records a refused sign-in (`signin.failed`). */
+  recordFailure(project: Project, failure: SignInFailure): Promise<void> {
+    return this.deps.audit.record({
+      projectId: project.id,
+      userId: failure.userId ?? null,
+      type: 'signin.failed',
+      data: {
+        method: failure.method,
+        reason: failure.reason,
+        ...(failure.deviceId ? { device_id: failure.deviceId } : {}),
+      },
+    });
+  }
+}

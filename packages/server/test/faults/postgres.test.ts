@@ -1,0 +1,340 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import {
+  freePort,
+  RELAXED_LIMITS,
+  startServer,
+  type TestResponse,
+  type TestServer,
+} from '../helpers/harness.js';
+import {
+  adminQuery,
+  boundedStorage,
+  dropSchema,
+  FreezableProxy,
+  newSchema,
+  postgresOnly,
+  type ServerProcess,
+  serveEnv,
+  signInOverHttp,
+  startProcess,
+  terminateBackends,
+} from './helpers.js';
+
+/** Pool bounds of the in-process suites, in ms: short, so an outage shows within a test. */
+const TIMEOUTS = { connectMs: 1000, statementMs: 1000 };
+/** A request during an outage must be answered within this (the bounds above plus slack). */
+const ANSWER_WITHIN_MS = 4500;
+
+async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work;
+  return { value, ms: performance.now() - started };
+}
+
+/** A 503 as documented: service_unavailable with Retry-After, nothing of the driver's error. */
+function assertUnavailable(answer: TestResponse, what: string): void {
+  assert.equal(answer.status, 503, `${what}: ${answer.status} ${answer.text}`);
+  assert.equal(answer.headers.get('retry-after'), '5', what);
+  assert.doesNotMatch(answer.text, /timeout|terminat|57P0|57014|pg_|select|stack/i, what);
+}
+
+postgresOnly('PostgreSQL terminates every backend of the pool under load', (url) => {
+  const schema = newSchema();
+  const applicationName = `tessera_fault_${schema.slice(-12)}`;
+  let dir: string;
+  let server: ServerProcess;
+
+  before(async () => {
+    await adminQuery(url, `create schema ${schema}`);
+    const served = new URL(url);
+    served.searchParams.set('options', `-c search_path=${schema}`);
+    served.searchParams.set('application_name', applicationName);
+    dir = mkdtempSync(join(tmpdir(), 'tessera-faults-'));
+    const port = await freePort();
+    server = await startProcess(
+      process.execPath,
+      ['--conditions=tessera-source', '--import', 'tsx', 'packages/server/src/cli.ts', 'serve'],
+      serveEnv(port, dir, {
+        TESSERA_DATABASE_URL: served.toString(),
+        TESSERA_DATABASE_CONNECT_TIMEOUT: '2',
+        TESSERA_DATABASE_STATEMENT_TIMEOUT: '2',
+      }),
+      port,
+    );
+  });
+  after(async () => {
+    server?.child.kill('SIGKILL');
+    await server?.exited;
+    await dropSchema(url, schema);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the process survives, in-flight requests get 503 at worst, and the next ones succeed', async () => {
+    const { base, apiKeyId } = server;
+    const json = { 'content-type': 'application/json' };
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => signInOverHttp(base, apiKeyId, `load${i}@example.com`)),
+    );
+    const statuses = new Map<string, number>();
+    const failures: string[] = [];
+    const note = (kind: string, response: Response) => {
+      const key = `${kind} ${response.status}`;
+      statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      if (response.status !== 200 && response.status !== 503) failures.push(key);
+      if (response.status === 503 && response.headers.get('retry-after') !== '5')
+        failures.push(`${key} without Retry-After`);
+    };
+    /** One round of a user's traffic: a refresh grant, /verify, a code sent. */
+    const round = async (i: number, n: number): Promise<void> => {
+      const session = sessions[i]!;
+      const refreshed = await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({
+          grant_type: 'refresh_token',
+          refresh_token: session.refresh_token,
+          client_id: apiKeyId,
+        }),
+      });
+      note('refresh', refreshed);
+      const body = (await refreshed.json()) as { refresh_token?: string; access_token?: string };
+      // A 503 leaves the token as it was (or rotated, then the retry gets the same successor).
+      if (refreshed.status === 200) sessions[i] = body as typeof session;
+      note(
+        'verify',
+        await fetch(`${base}/verify`, {
+          method: 'POST',
+          headers: { ...json, api_key_id: apiKeyId },
+          body: JSON.stringify({ oauth_token: { access_token: sessions[i]!.access_token } }),
+        }),
+      );
+      note(
+        'otp/start',
+        await fetch(`${base}/v1/auth/otp/start`, {
+          method: 'POST',
+          headers: { ...json, api_key_id: apiKeyId },
+          body: JSON.stringify({ identifier: `round${i}.${n}@example.com` }),
+        }),
+      );
+    };
+
+    let running = true;
+    const workers = sessions.map(async (_, i) => {
+      for (let n = 0; running; n++) await round(i, n);
+    });
+    let terminated = 0;
+    for (let wave = 0; wave < 4; wave++) {
+      await sleep(400);
+      terminated += await terminateBackends(url, applicationName);
+    }
+    await sleep(800);
+    running = false;
+    await Promise.all(workers).catch((error: Error) => {
+      throw new Error(
+        `a request failed at the socket (exit status ${server.child.exitCode}): ${error.message}\n${server.output.stderr}`,
+      );
+    });
+
+    assert.ok(terminated > 0, 'no backend of the pool was terminated');
+    assert.equal(server.child.exitCode, null, `the server exited: ${server.output.stderr}`);
+    assert.deepEqual(failures, [], `answers: ${JSON.stringify([...statuses])}`);
+    // Requests after the terminations all succeed, at the first try.
+    for (let i = 0; i < sessions.length; i++) {
+      const before = new Map(statuses);
+      await round(i, 1_000_000);
+      for (const kind of ['refresh', 'verify', 'otp/start'])
+        assert.equal(
+          (statuses.get(`${kind} 200`) ?? 0) - (before.get(`${kind} 200`) ?? 0),
+          1,
+          `${kind} after the terminations: ${JSON.stringify([...statuses])}`,
+        );
+    }
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 200);
+    // The loss was logged at warn, with the SQLSTATE and PostgreSQL's own words only.
+    const lost = server.output.stdout
+      .split('\n')
+      .filter((line) => line.includes('database connection lost'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.ok(lost.length > 0, 'no connection loss was logged');
+    assert.ok(lost.every((entry) => entry.level === 40));
+    assert.ok(
+      lost.some((entry) => entry.code === '57P01'),
+      JSON.stringify(lost[0]),
+    );
+    assert.ok(
+      lost.every((entry) =>
+        Object.keys(entry).every((k) => ['level', 'time', 'service', 'code', 'reason', 'msg'].includes(k)),
+      ),
+      JSON.stringify(lost[0]),
+    );
+    assert.doesNotMatch(server.output.stdout, /tsr_|"unexpected error"/);
+  });
+});
+
+postgresOnly('PostgreSQL stalls: a table lock held by another session', (url) => {
+  let storage: Awaited<ReturnType<typeof boundedStorage>>;
+  let server: TestServer;
+  let locker: pg.Client | undefined;
+
+  before(async () => {
+    storage = await boundedStorage(url, TIMEOUTS);
+    server = await startServer('postgres', { storage, env: RELAXED_LIMITS });
+  });
+  after(async () => {
+    await locker?.end().catch(() => {});
+    await server.close();
+    await storage.cleanup();
+  });
+
+  test('requests fail with 503 within the statement timeout, /readyz says not ready, /healthz stays 200, and all recovers', async () => {
+    const bundle = await server.signIn('stall@example.com');
+    const refresh = () =>
+      server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: bundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+    const verify = () =>
+      server.request('POST', '/verify', {
+        body: { oauth_token: { access_token: bundle.access_token } },
+        headers: { api_key_id: server.project.api_key_id },
+      });
+    assert.equal((await verify()).body.success, true);
+
+    locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await locker.query(`set search_path = ${storage.schema}`);
+    await locker.query('begin');
+    await locker.query(
+      'lock table sessions, refresh_tokens, session_revocations, otp_challenges in access exclusive mode',
+    );
+
+    const [refreshed, ready, health, verified] = await Promise.all([
+      timed(refresh()),
+      timed(server.request('GET', '/readyz')),
+      timed(server.request('GET', '/healthz')),
+      timed(verify()),
+    ]);
+    assertUnavailable(refreshed.value, 'refresh grant');
+    assert.equal(refreshed.value.body.error, 'temporarily_unavailable');
+    assert.ok(refreshed.ms < ANSWER_WITHIN_MS, `refresh answered after ${refreshed.ms} ms`);
+    assert.equal(ready.value.status, 503);
+    assert.equal(ready.value.body.code, 'service_unavailable');
+    assert.ok(ready.ms < 2_500, `/readyz answered after ${ready.ms} ms`);
+    assert.equal(health.value.status, 200);
+    assert.ok(health.ms < 500, `/healthz answered after ${health.ms} ms`);
+    // A token verified before answers from memory (revocations trusted past their last good read).
+    assert.equal(verified.value.status, 200);
+    assert.equal(verified.value.body.success, true);
+    const started = await timed(
+      server.request('POST', '/v1/auth/otp/start', {
+        body: { identifier: 'stall2@example.com' },
+        headers: { api_key_id: server.project.api_key_id },
+      }),
+    );
+    assertUnavailable(started.value, 'otp/start');
+    assert.equal(started.value.body.code, 'service_unavailable');
+    assert.ok(started.ms < ANSWER_WITHIN_MS, `otp/start answered after ${started.ms} ms`);
+
+    await locker.query('rollback');
+    await locker.end();
+    locker = undefined;
+    // No restart: the same token refreshes (the failed attempt changed nothing), and it is ready.
+    const after = await refresh();
+    assert.equal(after.status, 200, after.text);
+    assert.equal((await server.request('GET', '/readyz')).status, 200);
+  });
+});
+
+postgresOnly('PostgreSQL stops answering: the network to it freezes', (url) => {
+  let proxy: FreezableProxy;
+  let storage: Awaited<ReturnType<typeof boundedStorage>>;
+  let server: TestServer;
+
+  before(async () => {
+    proxy = await FreezableProxy.start(url);
+    storage = await boundedStorage(proxy.urlFor(url), TIMEOUTS);
+    server = await startServer('postgres', { storage, env: RELAXED_LIMITS });
+  });
+  after(async () => {
+    proxy.thaw();
+    await server.close();
+    await storage.cleanup();
+    await proxy.close();
+  });
+
+  test('nothing hangs past its bound, /verify answers cached tokens from memory, and service resumes', async () => {
+    const bundle = await server.signIn('frozen@example.com');
+    const verify = () =>
+      server.request('POST', '/verify', {
+        body: { oauth_token: { access_token: bundle.access_token } },
+        headers: { api_key_id: server.project.api_key_id },
+      });
+    assert.equal((await verify()).body.success, true);
+
+    proxy.freeze();
+    const outageStarted = performance.now();
+    const [refreshed, ready, health, signIn] = await Promise.all([
+      timed(
+        server.request('POST', '/oauth/token', {
+          body: {
+            grant_type: 'refresh_token',
+            refresh_token: bundle.refresh_token,
+            client_id: server.project.api_key_id,
+          },
+        }),
+      ),
+      timed(server.request('GET', '/readyz')),
+      timed(server.request('GET', '/healthz')),
+      timed(
+        server.request('POST', '/v1/auth/otp/start', {
+          body: { identifier: 'frozen2@example.com' },
+          headers: { api_key_id: server.project.api_key_id },
+        }),
+      ),
+    ]);
+    assertUnavailable(refreshed.value, 'refresh grant');
+    assert.ok(refreshed.ms < ANSWER_WITHIN_MS, `refresh answered after ${refreshed.ms} ms`);
+    assertUnavailable(signIn.value, 'otp/start');
+    assert.ok(signIn.ms < ANSWER_WITHIN_MS, `otp/start answered after ${signIn.ms} ms`);
+    assert.equal(ready.value.status, 503);
+    assert.ok(ready.ms < 2_500, `/readyz answered after ${ready.ms} ms`);
+    assert.equal(health.value.status, 200);
+    assert.ok(health.ms < 500, `/healthz answered after ${health.ms} ms`);
+    const jwks = await timed(server.request('GET', '/.well-known/jwks.json'));
+    assert.equal(jwks.value.status, 200);
+    assert.ok(jwks.ms < 500);
+
+    // /verify keeps answering from memory, well past the project cache's 5 s, within the grace.
+    while (performance.now() - outageStarted < 8_000) {
+      const verified = await timed(verify());
+      assert.equal(verified.value.status, 200, verified.value.text);
+      assert.equal(verified.value.body.success, true);
+      assert.ok(verified.ms < ANSWER_WITHIN_MS, `/verify answered after ${verified.ms} ms`);
+      await sleep(500);
+    }
+
+    proxy.thaw();
+    const deadline = performance.now() + 10_000;
+    let ready2 = await server.request('GET', '/readyz');
+    while (ready2.status !== 200 && performance.now() < deadline) {
+      await sleep(200);
+      ready2 = await server.request('GET', '/readyz');
+    }
+    assert.equal(ready2.status, 200, 'not ready again after the database came back');
+    const again = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: 'frozen3@example.com' },
+      headers: { api_key_id: server.project.api_key_id },
+    });
+    assert.equal(again.status, 200, again.text);
+  });
+});

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cachedTokenBytes } from '../../src/modules/verify/verify.service.js';
+import { startServer } from '../helpers/harness.js';
+
+test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting the oldest tokens', async () => {
+  const server = await startServer('sqlite', { env: { TESSERA_VERIFY_CACHE_MB: '1' } });
+  try {
+    const project = (await server.ctx.projects.list())[0]!;
+    const now = Date.now();
+    const user = {
+      id: 'u1',
+      project_id: project.id,
+      identifier: 'cache@example.com',
+      identifier_type: 'email' as const,
+      client_user_id: null,
+      created_at: now,
+      last_sign_in_at: now,
+    };
+    const session = {
+      id: 's1',
+      project_id: project.id,
+      user_id: user.id,
+      auth_method: 'OTP',
+      auth_time: now,
+      device_id: null,
+      passkey_id: null,
+      created_at: now,
+      expires_at: now + 3_600_000,
+      last_refreshed_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    };
+    const tokens: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const bundle = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
+      tokens.push(bundle.access_token);
+      assert.equal(typeof (await server.ctx.verify.authentic(bundle.access_token)), 'object');
+    }
+    const { entries, bytes } = server.ctx.verify.cacheSize;
+    assert.ok(bytes <= 1024 * 1024, `cache holds ${bytes} bytes`);
+    assert.equal(entries, Math.floor((1024 * 1024) / cachedTokenBytes(tokens[0]!)));
+    assert.ok(entries < tokens.length, 'nothing was evicted');
+    // Evicted tokens still verify (by signature again); the cache keeps its bound.
+    assert.equal(typeof (await server.ctx.verify.authentic(tokens[0]!)), 'object');
+    assert.ok(server.ctx.verify.cacheSize.bytes <= 1024 * 1024);
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { deleteInBatches } from '../../src/db/batched-delete.js';
+import { AuditLog } from '../../src/modules/audit/audit.service.js';
+import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
+import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import { SessionRepository } from '../../src/modules/session/session.repository.js';
+import { createStorage, eachDialect, type TestStorage } from '../helpers/harness.js';
+
+const OLD = 1_000;
+const CUTOFF = 10_000;
+const RECENT = 20_000;
+
+eachDialect('housekeeping deletes in bounded batches', (dialect) => {
+  let storage: TestStorage;
+  let projectId: string;
+
+  before(async () => {
+    storage = await createStorage(dialect);
+    const project = await new ProjectsService(new ProjectsRepository(storage.db)).create({ name: 'prune' });
+    projectId = project.project_id;
+  });
+  after(() => storage.cleanup());
+
+  async function addAuditEvents(prefix: string, count: number, createdAt: number): Promise<void> {
+    for (let start = 0; start < count; start += 500) {
+      const rows = Array.from({ length: Math.min(500, count - start) }, (_, i) => ({
+        id: `${prefix}${start + i}`,
+        project_id: projectId,
+        user_id: null,
+        type: 'otp.sent',
+        data: '{}',
+        ip: null,
+        created_at: createdAt + i,
+      }));
+      await storage.db.kysely.insertInto('audit_events').values(rows).execute();
+    }
+  }
+
+  const countAudit = async () =>
+    Number(
+      (
+        await storage.db.kysely
+          .selectFrom('audit_events')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  test('audit_events has an index on created_at, and the batch select uses it', async () => {
+    const names =
+      dialect === 'sqlite'
+        ? sql<{
+            name: string;
+          }>`select name from sqlite_master where type = 'index' and tbl_name = 'audit_events'`
+        : sql<{
+            name: string;
+          }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'audit_events'`;
+    const rows = (await names.execute(storage.db.kysely)).rows.map((r) => r.name);
+    assert.ok(rows.includes('audit_events_created_at'), rows.join(', '));
+    if (dialect === 'sqlite') {
+      const plan = await sql<{
+        detail: string;
+      }>`explain query plan delete from audit_events where id in (select id from audit_events where created_at < ${1} limit 1000)`.execute(
+        storage.db.kysely,
+      );
+      assert.match(
+        plan.rows.map((r) => r.detail).join('\n'),
+        /SEARCH audit_events USING (COVERING )?INDEX audit_events_created_at/,
+      );
+    }
+  });
+
+  test('each statement deletes at most one batch, and one call at most maxBatches of them', async () => {
+    await addAuditEvents('old', 2_500, OLD);
+    await addAuditEvents('new', 20, RECENT);
+    const statements: number[] = [];
+    const counted = storage.db.kysely.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements.push(Number(args.result.numAffectedRows ?? 0n));
+        return args.result;
+      },
+    });
+    const deleted = await deleteInBatches(counted, 'audit_events', 'id', 'created_at', CUTOFF, {
+      batchSize: 1000,
+      maxBatches: 2,
+    });
+    assert.equal(deleted, 2000);
+    assert.deepEqual(statements, [1000, 1000]);
+    assert.equal(await countAudit(), 520);
+    statements.length = 0;
+    assert.equal(await deleteInBatches(counted, 'audit_events', 'id', 'created_at', CUTOFF), 500);
+    assert.deepEqual(statements, [500], 'a short batch ends the loop');
+    assert.equal(await countAudit(), 20, 'recent events stay');
+  });
+
+  test('AuditLog.prune deletes every expired event and keeps the rest', async () => {
+    await addAuditEvents('again', 1_200, OLD);
+    await new AuditLog(storage.db, () => {}).prune(CUTOFF);
+    assert.equal(await countAudit(), 20);
+    const left = await storage.db.kysely.selectFrom('audit_events').select('created_at').execute();
+    assert.ok(left.every((r) => r.created_at >= RECENT));
+  });
+
+  test('SessionRepository.pruneExpired deletes ended sessions and, by cascade, their refresh tokens', async () => {
+    await storage.db.kysely
+      .insertInto('users')
+      .values({
+        id: 'user-1',
+        project_id: projectId,
+        identifier: 'prune@example.com',
+        identifier_type: 'email',
+        client_user_id: null,
+        created_at: OLD,
+        last_sign_in_at: null,
+      })
+      .execute();
+    const session = (id: string, expiresAt: number) => ({
+      id,
+      project_id: projectId,
+      user_id: 'user-1',
+      auth_method: 'OTP',
+      auth_time: OLD,
+      device_id: null,
+      created_at: OLD,
+      expires_at: expiresAt,
+      last_refreshed_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    });
+    const ended = Array.from({ length: 1_100 }, (_, i) => session(`ended-${i}`, OLD + i));
+    for (let i = 0; i < ended.length; i += 500)
+      await storage.db.kysely
+        .insertInto('sessions')
+        .values(ended.slice(i, i + 500))
+        .execute();
+    await storage.db.kysely.insertInto('sessions').values(session('alive', RECENT)).execute();
+    await storage.db.kysely
+      .insertInto('refresh_tokens')
+      .values([
+        { id: 'rt-ended', session_id: 'ended-7', secret_hash: 'x', created_at: OLD, expires_at: OLD + 7 },
+        { id: 'rt-alive', session_id: 'alive', secret_hash: 'y', created_at: OLD, expires_at: RECENT },
+      ])
+      .execute();
+    await new SessionRepository(storage.db).pruneExpired(CUTOFF);
+    const sessions = await storage.db.kysely.selectFrom('sessions').select('id').execute();
+    assert.deepEqual(
+      sessions.map((s) => s.id),
+      ['alive'],
+    );
+    const tokens = await storage.db.kysely.selectFrom('refresh_tokens').select('id').execute();
+    assert.deepEqual(
+      tokens.map((t) => t.id),
+      ['rt-alive'],
+    );
+  });
+});
