@@ -31,12 +31,13 @@ function fastifyTrustProxy(
 }
 
 /**
- * PostgreSQL: other instances' revocations and key changes take effect here as soon as they
+ * PostgreSQL: other instances' revocations, key changes and project changes take effect here as soon as they
  * commit, and everything is re-read whenever listening (re)starts; polling and housekeeping stay
  * as the fallback.
  */
 function followNotices(app: FastifyInstance, ctx: AppContext, notices: NoticeListener): void {
   ctx.revocations.follow(notices);
+  ctx.projects.follow(notices);
   const reloadKeys = () => {
     ctx.keys
       .reloadAfterChange()

@@ -116,6 +116,15 @@ export function toKnownError(error: unknown): TesseraError | undefined {
       ErrorCodes.invalidRequest,
       'text must not contain the NUL character (U+0000)',
     );
+  // A foreign key refused the write: what the request refers to (its project, user, device or
+  // session) was deleted while it ran, e.g. a project an operator deleted that another instance
+  // had still cached. Nothing was written.
+  if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY')
+    return new TesseraError(
+      409,
+      ErrorCodes.conflict,
+      'what this request refers to (its project, user, device or session) was deleted while it ran',
+    );
   return undefined;
 }
 

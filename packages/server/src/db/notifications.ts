@@ -13,6 +13,8 @@ export const Channels = {
   revocations: 'tessera_revocations',
   /** Signing keys were added or changed state: `{ schema }`. */
   keys: 'tessera_keys',
+  /** A project was changed or deleted: `{ schema, id, api_key_id }` (neither: forget them all). */
+  projects: 'tessera_projects',
 } as const;
 
 export type Channel = (typeof Channels)[keyof typeof Channels];

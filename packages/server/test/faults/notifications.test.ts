@@ -158,6 +158,19 @@ postgresOnly('change notices between two instances', (url) => {
     );
   });
 
+  test('a project deleted on A stops working on B at once, not when its cache expires', async (t) => {
+    const other = await a.ctx.projects.create({ name: `notify-${Date.now()}`, origins: [] });
+    const bundle = await a.signIn(uniqueEmail('notify'), other);
+    // B caches the project (for 5 s) by verifying one of its tokens.
+    assert.deepEqual(await b.verify(bundle.access_token), { success: true });
+    await a.ctx.projects.delete(other.api_key_id);
+    const ms = await within(1_000, 'B refuses the deleted project', async () => {
+      const answer = await b.verify(bundle.access_token);
+      return answer.success === false && answer.reason === VerifyReasons.unknownProject;
+    });
+    t.diagnostic(`B refused the deleted project's token ${ms.toFixed(1)} ms after A deleted it`);
+  });
+
   test('notices of another schema are ignored', async () => {
     const bundle = await a.signIn(uniqueEmail('notify'));
     assert.deepEqual(await b.verify(bundle.access_token), { success: true });

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/connect.js';
+import { Channels, notifyChange } from '../../db/notifications.js';
 import { type Project, toProject } from './project.js';
 
 /** The settings an update may change. */
@@ -63,12 +64,16 @@ export class ProjectsRepository {
   }
 
   async setSecretHash(id: string, secretHash: string, at: number): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('projects')
-      .set({ secret_hash: secretHash, secret_rotated_at: at })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('projects')
+        .set({ secret_hash: secretHash, secret_rotated_at: at })
+        .where('id', '=', id)
+        .returning('api_key_id')
+        .executeTakeFirst();
+      if (result) await notifyChange(trx, Channels.projects, { id, api_key_id: result.api_key_id });
+      return result !== undefined;
+    });
   }
 
   /**
@@ -92,6 +97,7 @@ export class ProjectsRepository {
         .set({ ...rest, ...(origins ? { origins: JSON.stringify(origins) } : {}) })
         .where('id', '=', project.id)
         .execute();
+      await notifyChange(trx, Channels.projects, { id: project.id, api_key_id: project.api_key_id });
       return { ...project, ...fields };
     });
   }
@@ -109,9 +115,14 @@ export class ProjectsRepository {
         .select((eb) => eb.fn.countAll().as('users'))
         .where('project_id', '=', id)
         .executeTakeFirstOrThrow();
-      const deleted = await trx.deleteFrom('projects').where('id', '=', id).executeTakeFirst();
-      if (deleted.numDeletedRows === 0n) return undefined;
+      const deleted = await trx
+        .deleteFrom('projects')
+        .where('id', '=', id)
+        .returning('api_key_id')
+        .executeTakeFirst();
+      if (!deleted) return undefined;
       await trx.deleteFrom('audit_events').where('project_id', '=', id).execute();
+      await notifyChange(trx, Channels.projects, { id, api_key_id: deleted.api_key_id });
       return { users: Number(counted.users) };
     });
   }

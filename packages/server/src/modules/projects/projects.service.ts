@@ -1,6 +1,7 @@
 import { ErrorCodes } from '@tessera/core';
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
+import { Channels, type NoticeListener } from '../../db/notifications.js';
 import { isDatabaseUnavailable, OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseCountryList } from '../otp/sms-countries.js';
@@ -108,7 +109,8 @@ export class ProjectsService {
 
   /**
    * Changes a project's settings; the change applies on this instance at once and on the others
-   * within CACHE_MS (their caches expire). Changing the relying-party id orphans the passkeys
+   * when its notice arrives (PostgreSQL, `follow`), at the latest within CACHE_MS (their caches
+   * expire). Changing the relying-party id orphans the passkeys
    * made for the old one.
    */
   async update(apiKeyId: string, changes: ProjectChanges): Promise<Project> {
@@ -170,8 +172,9 @@ export class ProjectsService {
 
   /**
    * Deletes a project and everything of it (see ProjectsRepository.delete). Its API key stops
-   * working, and its tokens stop verifying, on this instance at once and on the others within
-   * CACHE_MS.
+   * working, and its tokens stop verifying, on this instance at once and on the others when its
+   * notice arrives (PostgreSQL), at the latest within CACHE_MS. A write an instance still accepts
+   * in between fails on the schema's foreign keys and is answered 409 (toKnownError).
    */
   async delete(apiKeyId: string): Promise<{ project: Project; users: number }> {
     const project = await this.repository.findByApiKeyId(apiKeyId);
@@ -198,6 +201,25 @@ export class ProjectsService {
   #forget(project: Pick<Project, 'id' | 'api_key_id'>): void {
     this.#cache.delete(project.api_key_id);
     this.#cache.delete(`id:${project.id}`);
+    this.#origins = undefined;
+  }
+
+  /**
+   * PostgreSQL: another instance's change or deletion of a project takes effect here as soon as it
+   * commits (its API key stops working, its new origins apply), not when the cache entry expires;
+   * after a lost listening connection everything cached is dropped, since notices were missed.
+   */
+  follow(notices: NoticeListener): void {
+    notices.on(Channels.projects, (detail) => {
+      const { id, api_key_id: apiKeyId } = detail;
+      if (typeof id === 'string' && typeof apiKeyId === 'string') this.#forget({ id, api_key_id: apiKeyId });
+      else this.#forgetAll();
+    });
+    notices.onListening(() => this.#forgetAll());
+  }
+
+  #forgetAll(): void {
+    this.#cache.clear();
     this.#origins = undefined;
   }
 
