@@ -1,14 +1,20 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import type { Memory } from './proc.js';
 import { type CpuQuery, isCpuMessage, isReadyMessage, type ReadyMessage } from './protocol.js';
+
+/** What a child says of itself: CPU so far, statements sent (when counted), serving processes' memory. */
+export interface Usage {
+  micros: number;
+  statements?: number | undefined;
+  memory: Memory[];
+}
 
 export interface Child {
   name: string;
   process: ChildProcess;
   ready: ReadyMessage;
-  /** The child's CPU time so far (user + system), microseconds. */
-  cpuMicros(): Promise<number>;
-  /** CPU time so far, and the statements it sent to PostgreSQL (when it counts them). */
-  usage(): Promise<{ micros: number; statements?: number | undefined }>;
+  /** CPU time so far, the statements it sent to PostgreSQL (when it counts them), and its memory. */
+  usage(): Promise<Usage>;
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -53,14 +59,18 @@ export function startChild(
   };
 
   let queries = 0;
-  const pending = new Map<number, (answer: { micros: number; statements?: number | undefined }) => void>();
+  const pending = new Map<number, (answer: Usage) => void>();
   child.on('message', (message) => {
     if (!isCpuMessage(message)) return;
-    pending.get(message.id)?.({ micros: message.micros, statements: message.statements });
+    pending.get(message.id)?.({
+      micros: message.micros,
+      statements: message.statements,
+      memory: message.memory,
+    });
     pending.delete(message.id);
   });
   const usage = () =>
-    new Promise<{ micros: number; statements?: number | undefined }>((resolve, reject) => {
+    new Promise<Usage>((resolve, reject) => {
       const id = ++queries;
       const timer = setTimeout(() => {
         pending.delete(id);
@@ -73,8 +83,6 @@ export function startChild(
       const query: CpuQuery = { type: 'cpu?', id };
       child.send(query);
     });
-
-  const cpuMicros = async () => (await usage()).micros;
 
   return new Promise<Child>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -92,7 +100,7 @@ export function startChild(
     child.on('message', (message) => {
       if (!isReadyMessage(message)) return;
       clearTimeout(timer);
-      resolve({ name, process: child, ready: message, cpuMicros, usage, stop });
+      resolve({ name, process: child, ready: message, usage, stop });
     });
   });
 }

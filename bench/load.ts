@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import type { Usage } from './children.js';
 
 export interface LoadSettings {
   connections: number;
@@ -21,8 +22,8 @@ export interface Workload {
   url: string;
   requests: autocannon.Request[];
   counter: Counter;
-  /** The process serving `url`, to charge it the CPU time a window costs. */
-  server?: { cpuMicros(): Promise<number> };
+  /** The process serving `url`, to charge it the CPU time a window costs and read its memory. */
+  server?: { usage(): Promise<Usage> };
 }
 
 export interface LoadResult {
@@ -37,6 +38,8 @@ export interface LoadResult {
   timeouts: number;
   /** CPU time the server process spent during the window(s), microseconds (NaN if unknown). */
   serverCpuMicros: number;
+  /** The highest resident set size of any one serving process so far (VmHWM), bytes (NaN if unknown). */
+  peakRss: number;
   /** Latency of 2xx responses, ms (mean over windows when combined). */
   p50: number;
   p99: number;
@@ -60,9 +63,9 @@ export async function warmUp(w: Workload, connections: number, seconds: number):
 export async function window(w: Workload, connections: number, seconds: number): Promise<LoadResult> {
   w.counter.ok = 0;
   w.counter.failed = 0;
-  const cpuBefore = w.server ? await w.server.cpuMicros() : Number.NaN;
+  const before = await w.server?.usage();
   const result = await run(w, connections, seconds);
-  const cpuAfter = w.server ? await w.server.cpuMicros() : Number.NaN;
+  const after = await w.server?.usage();
   return {
     rate: w.counter.ok / result.duration,
     ok: w.counter.ok,
@@ -71,7 +74,8 @@ export async function window(w: Workload, connections: number, seconds: number):
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    serverCpuMicros: cpuAfter - cpuBefore,
+    serverCpuMicros: before && after ? after.micros - before.micros : Number.NaN,
+    peakRss: after && after.memory.length > 0 ? Math.max(...after.memory.map((m) => m.peakRss)) : Number.NaN,
     p50: result.latency.p50,
     p99: result.latency.p99,
   };
@@ -96,6 +100,7 @@ export function combine(results: LoadResult[]): LoadResult {
     errors: sum((r) => r.errors),
     timeouts: sum((r) => r.timeouts),
     serverCpuMicros: sum((r) => r.serverCpuMicros),
+    peakRss: Math.max(...results.map((r) => r.peakRss)),
     p50: sum((r) => r.p50) / results.length,
     p99: sum((r) => r.p99) / results.length,
   };

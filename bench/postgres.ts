@@ -1,20 +1,18 @@
-// The write paths on PostgreSQL beside SQLite, in one run: refresh grants and OTP sign-ins, with the
-// statements each sends to the database and the CPU it costs there. See bench/README.md
-// ("PostgreSQL"). Run: node --conditions=tessera-source --import tsx bench/postgres.ts
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+// The write paths on PostgreSQL beside SQLite, alone (`npm run bench` measures them too, with the
+// rest): refresh grants and OTP sign-ins, with the statements each sends to the database and the
+// CPU it costs there. See bench/README.md ("PostgreSQL").
+// Run: node --conditions=tessera-source --import tsx bench/postgres.ts
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { type Child, killAllChildren, startChild } from './children.js';
-import { cpuPerOp, type LoadResult, type Workload, warmUp, window } from './load.js';
+import { killAllChildren } from './children.js';
+import { cpuPerOp } from './load.js';
 import { otpSignIns, refreshGrants } from './phases.js';
 import { signInMany } from './prepare.js';
 import { machine } from './report.js';
 import { readSettings } from './settings.js';
+import { type DatabaseFigure, type Dialect, measureWithDatabase, startTessera } from './tessera.js';
 
-type Dialect = 'sqlite' | 'postgres';
 type Figure = 'refresh' | 'otp';
 
 function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T[] {
@@ -31,10 +29,6 @@ function list<T extends string>(name: string, raw: string | undefined, allowed: 
 const settings = readSettings();
 const figures = list('BENCH_FIGURES', process.env.BENCH_FIGURES, ['refresh', 'otp'] as const);
 const dialects = list('BENCH_DIALECTS', process.env.BENCH_DIALECTS, ['sqlite', 'postgres'] as const);
-const postgresUrl =
-  process.env.BENCH_POSTGRES_URL ??
-  process.env.TESSERA_TEST_DATABASE_URL ??
-  'postgres://postgres@127.0.0.1:5432/test';
 /** Users signed in first: their refresh tokens feed the refresh figure (one chain per connection). */
 const SESSIONS = 500;
 
@@ -44,158 +38,37 @@ function log(message: string): void {
   process.stdout.write(`[${t}s] ${message}\n`);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * CPU time (user + system, µs) of the PostgreSQL backends serving one application name, read from
- * /proc: PostgreSQL must run on this machine (it does on loopback). Per backend pid.
- */
-async function backendCpu(applicationName: string): Promise<Map<number, number>> {
-  const rows = await admin<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
-    applicationName,
-  ]);
-  const ticks = 1_000_000 / 100; // USER_HZ is 100 on Linux
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      // After the command name (in parentheses, may hold spaces): field 14 utime, 15 stime.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * ticks);
-    } catch {
-      // The backend ended meanwhile.
-    }
-  }
-  return cpu;
-}
-
-function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, micros] of after) total += micros - (before.get(pid) ?? 0);
-  return total;
-}
-
-interface Row {
+interface Row extends DatabaseFigure {
   dialect: Dialect;
   figure: Figure;
-  result: LoadResult;
-  statementsPerOp: number;
-  databaseCpuPerOp: number;
-}
-
-/** Warm-up, then one window, with the statements and database CPU of the window alone. */
-async function measured(
-  dialect: Dialect,
-  figure: Figure,
-  workload: Workload,
-  server: Child,
-  applicationName: string | undefined,
-): Promise<Row> {
-  await warmUp(workload, settings.load.connections, settings.load.warmup);
-  const before = await server.usage();
-  const dbBefore = applicationName ? await backendCpu(applicationName) : undefined;
-  const result = await window(workload, settings.load.connections, settings.load.duration);
-  const dbAfter = applicationName ? await backendCpu(applicationName) : undefined;
-  const after = await server.usage();
-  const ops = Math.max(1, result.ok);
-  const statements =
-    after.statements === undefined || before.statements === undefined
-      ? Number.NaN
-      : // Each OTP sign-in is two requests; the failed ones (if any) sent statements too.
-        (after.statements - before.statements) / ops;
-  return {
-    dialect,
-    figure,
-    result,
-    statementsPerOp: statements,
-    databaseCpuPerOp: dbBefore && dbAfter ? cpuSpent(dbBefore, dbAfter) / ops : Number.NaN,
-  };
 }
 
 async function runDialect(dialect: Dialect, dir: string): Promise<Row[]> {
-  const tag = randomBytes(5).toString('hex');
-  const schema = `tessera_bench_${tag}`;
-  const applicationName = `tessera_bench_${tag}`;
-  let databaseUrl = `sqlite:${join(dir, `${tag}.db`)}`;
-  if (dialect === 'postgres') {
-    await admin(`create schema ${schema}`);
-    const url = new URL(postgresUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    url.searchParams.set('application_name', applicationName);
-    databaseUrl = url.toString();
-  }
-  const port = await freePort();
-  let server: Child | undefined;
+  const tessera = await startTessera({
+    dialect,
+    dir,
+    countStatements: true,
+    nodeArgs: settings.serverNodeArgs,
+  });
   try {
-    server = await startChild(
-      `tessera (${dialect})`,
-      new URL('./server-entry.ts', import.meta.url),
-      {
-        TESSERA_ENV: 'test',
-        TESSERA_LOG_LEVEL: 'warn',
-        TESSERA_HOST: '127.0.0.1',
-        TESSERA_PORT: String(port),
-        TESSERA_ISSUER: `http://127.0.0.1:${port}`,
-        TESSERA_DATABASE_URL: databaseUrl,
-        TESSERA_DATA_DIR: dir,
-        TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
-        TESSERA_DELIVERY: 'dev',
-        TESSERA_RATE_LIMIT_IP: '1000000000/60',
-        TESSERA_RATE_LIMIT_OTP_START: '1000000000/60',
-        TESSERA_RATE_LIMIT_OTP_GUESSES: '1000000000/60',
-        TESSERA_OTP_RESEND_INTERVAL: '0',
-        BENCH_COUNT_STATEMENTS: dialect === 'postgres' ? '1' : '0',
-      },
-      settings.serverNodeArgs,
-    );
-    const { url } = server.ready;
-    const apiKeyId = server.ready.apiKeyId!;
-    const backends = dialect === 'postgres' ? applicationName : undefined;
+    const { url } = tessera.server.ready;
+    const apiKeyId = tessera.server.ready.apiKeyId!;
     const rows: Row[] = [];
     for (const figure of figures) {
-      if (figure === 'refresh') {
-        const sessions = await signInMany(url, apiKeyId, SESSIONS, `prep-${tag}`);
-        const workload = {
-          ...refreshGrants(
-            url,
-            apiKeyId,
-            sessions.map((s) => s.refreshToken),
-          ),
-          server,
-        };
-        rows.push(await measured(dialect, figure, workload, server, backends));
-      } else {
-        const workload = { ...otpSignIns(url, apiKeyId, `load-${tag}`), server };
-        rows.push(await measured(dialect, figure, workload, server, backends));
-      }
-      const last = rows.at(-1)!;
-      log(`${dialect} ${figure}: ${describe(last)}`);
+      const workload =
+        figure === 'refresh'
+          ? refreshGrants(
+              url,
+              apiKeyId,
+              (await signInMany(url, apiKeyId, SESSIONS, 'prep')).map((s) => s.refreshToken),
+            )
+          : otpSignIns(url, apiKeyId, 'load');
+      rows.push({ dialect, figure, ...(await measureWithDatabase(workload, tessera, settings.load)) });
+      log(`${dialect} ${figure}: ${describe(rows.at(-1)!)}`);
     }
     return rows;
   } finally {
-    await server?.stop();
-    if (dialect === 'postgres') await admin(`drop schema if exists ${schema} cascade`);
+    await tessera.close();
   }
 }
 

@@ -1,3 +1,5 @@
+import { type Memory, processCpuMicros, processMemory } from './proc.js';
+
 /** What the benchmark's child processes tell the parent over IPC once they listen. */
 export interface ReadyMessage {
   type: 'ready';
@@ -35,18 +37,28 @@ export interface CpuMessage {
   micros: number;
   /** Statements sent to PostgreSQL so far, when the child counts them (`countStatements`). */
   statements?: number;
+  /** Memory of each process that serves requests (the child, or its cluster workers). */
+  memory: Memory[];
 }
 
-/** In a child: answer the parent's CPU queries (with the statement count, when given one). */
-export function answerCpuQueries(statements?: () => number): void {
+/**
+ * In a child: answer the parent's CPU queries (with the statement count, when given one). A
+ * cluster primary passes its workers' pids: their CPU is added to its own, and the memory
+ * reported is theirs (they serve; the primary only forks).
+ */
+export function answerCpuQueries(statements?: () => number, workers?: () => number[]): void {
   process.on('message', (message: unknown) => {
     const query = message as Partial<CpuQuery> | undefined;
     if (query?.type !== 'cpu?' || typeof query.id !== 'number') return;
     const usage = process.cpuUsage();
+    const pids = workers?.() ?? [];
+    const micros = pids.reduce((sum, pid) => sum + (processCpuMicros(pid) ?? 0), usage.user + usage.system);
+    const serving = pids.length > 0 ? pids : [process.pid];
     const answer: CpuMessage = {
       type: 'cpu',
       id: query.id,
-      micros: usage.user + usage.system,
+      micros,
+      memory: serving.flatMap((pid) => processMemory(pid) ?? []),
       ...(statements ? { statements: statements() } : {}),
     };
     process.send?.(answer);

@@ -1,8 +1,6 @@
 // `npm run bench`: Tessera's throughput against a bare Fastify baseline and raw ES256
 // verification, measured in one run; writes docs/BENCHMARKS.md. See bench/README.md.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Child, killAllChildren, startChild } from './children.js';
@@ -10,8 +8,23 @@ import { CryptoVerify } from './crypto-verify.js';
 import { combine, cpuPerOp, type LoadResult, measure, type Workload, warmUp, window } from './load.js';
 import { otpSignIns, refreshGrants, verifyEach, verifySame } from './phases.js';
 import { signInMany, verifyBody, verifyBodyMinter } from './prepare.js';
-import { type Figures, machine, markdown, type Round, summary } from './report.js';
+import {
+  type Figures,
+  machine,
+  markdown,
+  type PostgresFigures,
+  type Round,
+  summary,
+  type WorkerFigures,
+} from './report.js';
 import { readSettings } from './settings.js';
+import {
+  type Dialect,
+  measureWithDatabase,
+  postgresReachable,
+  startTessera,
+  type Tessera,
+} from './tessera.js';
 
 const settings = readSettings();
 const startedAt = performance.now();
@@ -26,18 +39,6 @@ function log(message: string): void {
 const nf = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const rate = (r: LoadResult, unit: string) =>
   `${nf.format(r.rate)} ${unit} (server CPU ${nf.format(cpuPerOp(r))} µs/op; p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.failed} failed, ${r.errors} errors)`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
 const cleanup = () => {
@@ -75,43 +76,31 @@ async function main(): Promise<void> {
       ` ((a), (b), (e) in ${load.rounds} interleaved rounds of ${slice} s)`,
   );
 
-  const port = await freePort();
-  const masterKey = randomBytes(32).toString('base64');
-  const databaseUrl = `sqlite:${join(dir, 'tessera.db')}`;
-  const issuer = `http://127.0.0.1:${port}`;
   const children: Child[] = [];
   const track = (child: Child) => {
     children.push(child);
     return child;
   };
+  const started: Tessera[] = [];
+  const tesseraOn = async (dialect: Dialect, workers = 1) => {
+    const t = await startTessera({
+      dialect,
+      dir,
+      workers,
+      countStatements: workers === 1,
+      nodeArgs: settings.serverNodeArgs,
+    });
+    started.push(t);
+    return t;
+  };
   try {
-    const [tessera, bare] = await Promise.all([
-      startChild(
-        'tessera',
-        new URL('./server-entry.ts', import.meta.url),
-        {
-          TESSERA_ENV: 'test',
-          TESSERA_LOG_LEVEL: 'warn',
-          TESSERA_HOST: '127.0.0.1',
-          TESSERA_PORT: String(port),
-          TESSERA_ISSUER: issuer,
-          TESSERA_DATABASE_URL: databaseUrl,
-          TESSERA_DATA_DIR: dir,
-          TESSERA_MASTER_KEY: masterKey,
-          TESSERA_DELIVERY: 'dev',
-          TESSERA_RATE_LIMIT_IP: '1000000000/60',
-          TESSERA_RATE_LIMIT_OTP_START: '1000000000/60',
-          TESSERA_RATE_LIMIT_OTP_GUESSES: '1000000000/60',
-          TESSERA_OTP_RESEND_INTERVAL: '0',
-          // The OTP phase signs in far more new users than a project's e-mail budget allows.
-          TESSERA_EMAIL_BUDGET_HOURLY: '0',
-          TESSERA_EMAIL_BUDGET_DAILY: '0',
-        },
-        settings.serverNodeArgs,
-      ).then(track),
+    const [sqlite, bare] = await Promise.all([
+      tesseraOn('sqlite'),
       startChild('bare fastify', new URL('./bare-entry.ts', import.meta.url), {}).then(track),
     ]);
+    const tessera = sqlite.server;
     const url = tessera.ready.url;
+    const issuer = url;
     const apiKeyId = tessera.ready.apiKeyId!;
     log(`tessera on ${url}, bare fastify on ${bare.ready.url}`);
 
@@ -128,6 +117,12 @@ async function main(): Promise<void> {
     const jwk = jwks.keys.find((k) => k.kid === kid);
     if (!jwk) throw new Error('the token kid is not in the JWKS');
     const crypto = new CryptoVerify(first, jwk, issuer);
+    const handwritten = track(
+      await startChild('hand-written verifier', new URL('./verifier-entry.ts', import.meta.url), {
+        BENCH_VERIFIER_JWK: JSON.stringify(jwk),
+        BENCH_VERIFIER_ISSUER: issuer,
+      }),
+    );
     const reference = {
       decodeAndVerify: crypto.decodeAndVerify(settings.referenceSeconds),
       jose: await crypto.jose(settings.referenceSeconds),
@@ -141,12 +136,14 @@ async function main(): Promise<void> {
     const bareLoad = { ...verifySame(bare.ready.url, apiKeyId, sameBody), server: bare };
     const repeatedLoad = { ...verifySame(url, apiKeyId, sameBody), server: tessera };
     const mint = await verifyBodyMinter(
-      databaseUrl,
-      masterKey,
+      sqlite.databaseUrl,
+      sqlite.masterKey,
       sessions.map((s) => s.accessToken),
     );
     const bodies: Buffer[] = [];
     const distinctLoad = { ...verifyEach(url, apiKeyId, bodies), server: tessera };
+    // The same never-seen tokens against the hand-written verifier (it caches nothing).
+    const handwrittenLoad = { ...verifyEach(handwritten.ready.url, apiKeyId, bodies), server: handwritten };
     // Never-seen tokens for the next `seconds` of load, at well above the fastest rate seen.
     let fastest = reference.decodeAndVerify;
     const topUp = (seconds: number) => {
@@ -157,22 +154,21 @@ async function main(): Promise<void> {
     await warmUp(bareLoad, load.connections, load.warmup);
     await warmUp(repeatedLoad, load.connections, load.warmup);
     await warmUp(distinctLoad, load.connections, load.warmup);
+    await warmUp(handwrittenLoad, load.connections, load.warmup);
     log('warm-ups done');
 
-    const windows: Record<'bare' | 'repeated' | 'distinct', LoadResult[]> = {
-      bare: [],
-      repeated: [],
-      distinct: [],
-    };
+    type HttpStep = Exclude<keyof Round, 'raw'>;
+    const windows: Record<HttpStep, LoadResult[]> = { bare: [], repeated: [], distinct: [], handwritten: [] };
     const rounds: Round[] = [];
-    const steps: Array<keyof Round> = ['bare', 'repeated', 'distinct', 'raw'];
-    const loads: Record<'bare' | 'repeated' | 'distinct', Workload> = {
+    const steps: Array<keyof Round> = ['bare', 'repeated', 'distinct', 'handwritten', 'raw'];
+    const loads: Record<HttpStep, Workload> = {
       bare: bareLoad,
       repeated: repeatedLoad,
       distinct: distinctLoad,
+      handwritten: handwrittenLoad,
     };
     for (let r = 0; r < load.rounds; r++) {
-      const round: Round = { bare: 0, repeated: 0, distinct: 0, raw: 0 };
+      const round: Round = { bare: 0, repeated: 0, distinct: 0, handwritten: 0, raw: 0 };
       // Rotate the order each round so no figure always runs first or last.
       for (let i = 0; i < steps.length; i++) {
         const step = steps[(i + r) % steps.length]!;
@@ -180,7 +176,7 @@ async function main(): Promise<void> {
           round.raw = crypto.raw(settings.rawSecondsPerRound);
           continue;
         }
-        if (step === 'distinct') topUp(slice);
+        if (step === 'distinct' || step === 'handwritten') topUp(slice);
         const result = await window(loads[step], load.connections, slice);
         windows[step].push(result);
         round[step] = result.rate;
@@ -189,18 +185,21 @@ async function main(): Promise<void> {
       rounds.push(round);
       log(
         `round ${r + 1}: (e) bare ${nf.format(round.bare)}, (b) repeated ${nf.format(round.repeated)}, ` +
-          `(a) distinct ${nf.format(round.distinct)} req/s; (f) raw ${nf.format(round.raw)}/s`,
+          `(a) distinct ${nf.format(round.distinct)}, (g) hand-written ${nf.format(round.handwritten)} req/s; ` +
+          `(f) raw ${nf.format(round.raw)}/s`,
       );
     }
     const distinct = combine(windows.distinct);
     const repeated = combine(windows.repeated);
     const bareResult = combine(windows.bare);
+    const handwrittenResult = combine(windows.handwritten);
     const raw = rounds.reduce((sum, r) => sum + r.raw, 0) / rounds.length;
     const distinctPool = { minted: bodies.length, used: distinctLoad.used() };
     bodies.length = 0;
     log(`(a) /verify, distinct tokens: ${rate(distinct, 'req/s')}`);
     log(`(b) /verify, one repeated token: ${rate(repeated, 'req/s')}`);
     log(`(e) bare fastify: ${rate(bareResult, 'req/s')}`);
+    log(`(g) hand-written verifier: ${rate(handwrittenResult, 'req/s')}`);
     log(`(f) raw ES256 verify (node:crypto): ${nf.format(raw)}/s`);
 
     const rotating = await measure(
@@ -231,6 +230,25 @@ async function main(): Promise<void> {
 
     const otp = await measure({ ...otpSignIns(url, apiKeyId, 'load'), server: tessera }, load);
     log(`(d) OTP sign-ins: ${rate(otp, 'sign-ins/s')}`);
+    await sqlite.close();
+
+    let postgres: PostgresFigures | undefined;
+    let workers: WorkerFigures | undefined;
+    if (settings.postgres === 'off') {
+      log('PostgreSQL figures skipped (BENCH_POSTGRES=off)');
+    } else if (!(await postgresReachable())) {
+      log(
+        '!! PostgreSQL figures SKIPPED: no PostgreSQL answers at BENCH_POSTGRES_URL / TESSERA_TEST_DATABASE_URL',
+      );
+    } else {
+      const one = await postgresFigures(await tesseraOn('postgres'), true);
+      postgres = one.figures;
+      const two = await postgresFigures(await tesseraOn('postgres', 2), false);
+      workers = {
+        one: { distinct: one.figures.distinct, refresh: one.figures.refresh.result },
+        two: { distinct: two.figures.distinct, refresh: two.figures.refresh.result },
+      };
+    }
 
     const figures: Figures = {
       distinct,
@@ -241,6 +259,9 @@ async function main(): Promise<void> {
       rotating,
       refresh,
       otp,
+      handwritten: handwrittenResult,
+      postgres,
+      workers,
       reference,
       distinctPool,
       sessions: sessions.length,
@@ -262,7 +283,54 @@ async function main(): Promise<void> {
       process.stdout.write(`\n${text}`);
     }
   } finally {
-    await Promise.allSettled(children.map((c) => c.stop()));
+    await Promise.allSettled([...children.map((c) => c.stop()), ...started.map((t) => t.close())]);
+  }
+}
+
+/**
+ * The PostgreSQL figures on one Tessera (one process or a cluster): (a) /verify with distinct
+ * tokens, (c) refresh grants and, with `otp`, (d) OTP sign-ins, with PostgreSQL's CPU and the
+ * statements per operation (one process only). Stops the server when done.
+ */
+async function postgresFigures(t: Tessera, otp: boolean): Promise<{ figures: PostgresFigures }> {
+  const { load } = settings;
+  const { url } = t.server.ready;
+  const apiKeyId = t.server.ready.apiKeyId!;
+  const label = `PostgreSQL, ${t.server.name}`;
+  try {
+    const sessions = await signInMany(url, apiKeyId, Math.min(settings.sessions, 1000), 'pg-prep');
+    const mint = await verifyBodyMinter(
+      t.databaseUrl,
+      t.masterKey,
+      sessions.map((s) => s.accessToken),
+    );
+    // Enough never-seen tokens for the warm-up and the window at a generous rate.
+    const bodies = mint(Math.ceil(8000 * (load.warmup + load.duration)));
+    const distinct = (await measureWithDatabase(verifyEach(url, apiKeyId, bodies), t, load)).result;
+    bodies.length = 0;
+    log(`${label}: (a) /verify, distinct tokens: ${rate(distinct, 'req/s')}`);
+    const refresh = await measureWithDatabase(
+      refreshGrants(
+        url,
+        apiKeyId,
+        sessions.map((s) => s.refreshToken),
+      ),
+      t,
+      load,
+    );
+    log(
+      `${label}: (c) refresh grants: ${rate(refresh.result, 'grants/s')}, PostgreSQL CPU ${nf.format(refresh.databaseCpuPerOp)} µs/op`,
+    );
+    const signIns = otp
+      ? await measureWithDatabase(otpSignIns(url, apiKeyId, 'pg-load'), t, load)
+      : undefined;
+    if (signIns)
+      log(
+        `${label}: (d) OTP sign-ins: ${rate(signIns.result, 'sign-ins/s')}, PostgreSQL CPU ${nf.format(signIns.databaseCpuPerOp)} µs/op`,
+      );
+    return { figures: { distinct, refresh, otp: signIns } };
+  } finally {
+    await t.close();
   }
 }
 

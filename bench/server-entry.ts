@@ -1,12 +1,17 @@
 // Child process: a real Tessera server (buildApp + openRuntime, on TESSERA_DATABASE_URL) whose OTP
 // delivery hands codes back to the benchmark in a response header instead of sending them. With
 // BENCH_COUNT_STATEMENTS=1 it counts the statements it sends to PostgreSQL (one round trip each).
+// With BENCH_WORKERS=N (N > 1) it is the primary of a cluster as `tessera serve --workers N` is:
+// it migrates and creates the project, then N workers serve one port.
+import cluster from 'node:cluster';
 import pg from 'pg';
 import { buildApp } from '../packages/server/src/app.js';
 import { loadConfig } from '../packages/server/src/config/index.js';
 import { openRuntime } from '../packages/server/src/main.js';
 import type { Delivery, OtpMessage } from '../packages/server/src/modules/otp/delivery/delivery.js';
 import { normaliseIdentifier } from '../packages/server/src/modules/otp/identifier.js';
+import { ProjectsRepository } from '../packages/server/src/modules/projects/projects.repository.js';
+import { ProjectsService } from '../packages/server/src/modules/projects/projects.service.js';
 import { answerCpuQueries, OTP_CODE_HEADER, type ReadyMessage } from './protocol.js';
 
 /** Keeps the last code per recipient until the start response has carried it. */
@@ -41,43 +46,87 @@ function countStatements(): () => number {
   return () => sent;
 }
 
-const statements = process.env.BENCH_COUNT_STATEMENTS === '1' ? countStatements() : undefined;
 const config = loadConfig(process.env);
-const runtime = await openRuntime(config);
-const delivery = new BenchDelivery();
-const { app, ctx } = await buildApp(config, { ...runtime, delivery });
+const workers = Number(process.env.BENCH_WORKERS ?? '1');
 
-app.addHook('onSend', async (request, reply, payload) => {
-  if (reply.statusCode === 200 && request.routeOptions.url === '/v1/auth/otp/start') {
-    const identifier = (request.body as { identifier?: unknown } | undefined)?.identifier;
-    const code =
-      typeof identifier === 'string' ? delivery.take(normaliseIdentifier(identifier).value) : undefined;
-    if (code) reply.header(OTP_CODE_HEADER, code);
-  }
-  return payload;
-});
-
-const project = await ctx.projects.create({ name: 'bench', origins: [] });
-await app.listen({ host: '127.0.0.1', port: config.port });
-
-let closing = false;
-async function shutdown(): Promise<void> {
-  if (closing) return;
-  closing = true;
-  const force = setTimeout(() => process.exit(1), 3000);
-  force.unref();
-  try {
-    await app.close();
-    await runtime.db.close();
-  } finally {
-    process.exit(0);
-  }
+/** The primary of a cluster: migrate, create the project, fork the workers, report for them. */
+async function primary(): Promise<void> {
+  const runtime = await openRuntime(config);
+  const project = await new ProjectsService(new ProjectsRepository(runtime.db)).create({
+    name: 'bench',
+    origins: [],
+  });
+  await runtime.db.close();
+  const forked = Array.from({ length: workers }, () => cluster.fork());
+  await Promise.all(
+    forked.map(
+      (worker) =>
+        new Promise<void>((resolve, reject) => {
+          worker.once('listening', () => resolve());
+          worker.once('exit', (code) => reject(new Error(`a bench worker exited (code ${code})`)));
+        }),
+    ),
+  );
+  const stop = () => {
+    const force = setTimeout(() => process.exit(1), 3000);
+    force.unref();
+    let left = forked.length;
+    for (const worker of forked) {
+      worker.once('exit', () => {
+        if (--left === 0) process.exit(0);
+      });
+      worker.process.kill('SIGTERM');
+    }
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  process.once('disconnect', stop);
+  answerCpuQueries(undefined, () => forked.flatMap((w) => (w.process.pid ? [w.process.pid] : [])));
+  const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
+  process.send?.(ready);
 }
-process.once('SIGTERM', () => void shutdown());
-process.once('SIGINT', () => void shutdown());
-// The parent went away (even if it was killed): do not outlive it.
-process.once('disconnect', () => void shutdown());
 
-answerCpuQueries(statements);
-const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
-process.send?.(ready);
+/** One serving process: the only one, or a worker of the cluster. */
+async function server(): Promise<void> {
+  const statements = process.env.BENCH_COUNT_STATEMENTS === '1' ? countStatements() : undefined;
+  const runtime = await openRuntime(config, undefined, { migrations: !cluster.isWorker });
+  const delivery = new BenchDelivery();
+  const { app, ctx } = await buildApp(config, { ...runtime, delivery });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 200 && request.routeOptions.url === '/v1/auth/otp/start') {
+      const identifier = (request.body as { identifier?: unknown } | undefined)?.identifier;
+      const code =
+        typeof identifier === 'string' ? delivery.take(normaliseIdentifier(identifier).value) : undefined;
+      if (code) reply.header(OTP_CODE_HEADER, code);
+    }
+    return payload;
+  });
+
+  const project = cluster.isWorker ? undefined : await ctx.projects.create({ name: 'bench', origins: [] });
+  await app.listen({ host: '127.0.0.1', port: config.port });
+
+  let closing = false;
+  async function shutdown(): Promise<void> {
+    if (closing) return;
+    closing = true;
+    const force = setTimeout(() => process.exit(1), 3000);
+    force.unref();
+    try {
+      await app.close();
+      await runtime.db.close();
+    } finally {
+      process.exit(0);
+    }
+  }
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+  // The parent (or the cluster's primary) went away, even if it was killed: do not outlive it.
+  process.once('disconnect', () => void shutdown());
+  if (!project) return;
+  answerCpuQueries(statements);
+  const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
+  process.send?.(ready);
+}
+
+await (cluster.isPrimary && workers > 1 ? primary() : server());

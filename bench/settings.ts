@@ -13,6 +13,8 @@ export interface BenchSettings {
   out: string | undefined;
   /** Extra Node flags for the Tessera child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
   serverNodeArgs: string[];
+  /** The PostgreSQL and 1-vs-2-worker figures: measured when PostgreSQL answers, or not at all. */
+  postgres: 'on' | 'off';
 }
 
 function seconds(raw: string | undefined, fallback: number): number {
@@ -21,6 +23,12 @@ function seconds(raw: string | undefined, fallback: number): number {
   if (!Number.isFinite(value) || value < 1 || value > 60)
     throw new Error(`BENCH_DURATION must be a number of seconds from 1 to 60, got "${raw}"`);
   return value;
+}
+
+function onOff(raw: string | undefined): 'on' | 'off' {
+  if (raw === undefined || raw === '' || raw === 'on') return 'on';
+  if (raw === 'off') return 'off';
+  throw new Error(`BENCH_POSTGRES must be on or off, got "${raw}"`);
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
@@ -33,5 +41,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     sessions: 2000,
     out: out === '' || out === 'none' ? undefined : out,
     serverNodeArgs: (env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    postgres: onOff(env.BENCH_POSTGRES),
   };
 }
