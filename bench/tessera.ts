@@ -142,6 +142,8 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
         BENCH_COUNT_STATEMENTS: options.countStatements && dialect === 'postgres' ? '1' : '0',
       },
       options.nodeArgs ?? [],
+      // Loading the server from TypeScript source takes seconds, much longer on a busy machine.
+      120_000,
     );
     return {
       server,
