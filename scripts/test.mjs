@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const roots = ['packages', 'examples', 'bench'];
+const roots = ['packages', 'examples', 'bench', 'test'];
 const args = process.argv.slice(2);
 const paths = args.filter((a) => !a.startsWith('-'));
 const flags = args.filter((a) => a.startsWith('-'));

@@ -11,6 +11,9 @@
  * - `token_revoked` — the session was revoked (online revocation check only, HTTP 401)
  * - `jwks_unavailable` — the issuer's signing keys could not be fetched (HTTP 503)
  * - `verification_unavailable` — the online revocation check could not be completed (HTTP 503)
+ * - `insufficient_scope` — a valid token without a scope the route requires (`requiredScopes`, HTTP 403)
+ * - `insufficient_claims` — a valid token whose claims fail a route's check (`claimEquals`,
+ *   `claimIncludes`, `requireClaims`, `claimCheck`; HTTP 403)
  *
  * @example
  * ```ts
@@ -27,9 +30,11 @@ export type VerifyErrorCode =
   | 'wrong_issuer'
   | 'token_revoked'
   | 'jwks_unavailable'
-  | 'verification_unavailable';
+  | 'verification_unavailable'
+  | 'insufficient_scope'
+  | 'insufficient_claims';
 
-const STATUS: Readonly<Record<VerifyErrorCode, 401 | 503>> = {
+const STATUS: Readonly<Record<VerifyErrorCode, 401 | 403 | 503>> = {
   missing_token: 401,
   invalid_token: 401,
   token_expired: 401,
@@ -38,6 +43,8 @@ const STATUS: Readonly<Record<VerifyErrorCode, 401 | 503>> = {
   token_revoked: 401,
   jwks_unavailable: 503,
   verification_unavailable: 503,
+  insufficient_scope: 403,
+  insufficient_claims: 403,
 };
 
 /**
@@ -62,18 +69,25 @@ const STATUS: Readonly<Record<VerifyErrorCode, 401 | 503>> = {
 export class TesseraVerifyError extends Error {
   /** Stable code identifying the failure. */
   readonly code: VerifyErrorCode;
-  /** HTTP status an API should answer with: 401 for token problems, 503 when the issuer is unreachable. */
-  readonly status: 401 | 503;
+  /**
+   * HTTP status an API should answer with: 401 for token problems, 403 for a valid token that lacks
+   * what the route requires, 503 when the issuer is unreachable.
+   */
+  readonly status: 401 | 403 | 503;
+  /** For `insufficient_scope`: the space-separated scopes the route requires (RFC 6750 §3). */
+  readonly scope: string | undefined;
 
   /**
    * @param code Stable code of the failure.
    * @param message Public description; must never contain the token.
-   * @param options `cause` — the underlying error, for logs only.
+   * @param options `cause` — the underlying error, for logs only; `scope` — the scopes required,
+   *   for `insufficient_scope`.
    */
-  constructor(code: VerifyErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: VerifyErrorCode, message: string, options?: { cause?: unknown; scope?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TesseraVerifyError';
     this.code = code;
     this.status = STATUS[code];
+    this.scope = options?.scope;
   }
 }

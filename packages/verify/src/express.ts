@@ -1,7 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AccessTokenClaims } from './claims.js';
-import { TesseraVerifyError } from './errors.js';
-import { type MiddlewareOptions, rejection, resolveMiddlewareOptions, toVerifier } from './http.js';
+import type { ErrorAnswer, MiddlewareOptions } from './http.js';
+import { authenticator, guard, type RequestView } from './middleware.js';
+import type { ClaimRequirement } from './requirements.js';
 import type { Verifier, VerifierOptions } from './verifier.js';
 
 declare global {
@@ -14,48 +15,108 @@ declare global {
 }
 
 export type { AccessTokenClaims } from './claims.js';
-export type { MiddlewareOptions } from './http.js';
+export type { ErrorAnswer, MiddlewareOptions, Rejection } from './http.js';
+export {
+  type ClaimRequirement,
+  claimCheck,
+  claimEquals,
+  claimIncludes,
+  requireClaims,
+  requiredScopes,
+} from './requirements.js';
 
 /**
- * Express middleware that requires a valid Tessera access token in `Authorization: Bearer …`.
- * On success the claims are in `req.tessera`; otherwise it answers 401 with a
- * `WWW-Authenticate: Bearer` challenge, or 503 when the issuer cannot be reached.
+ * Options of the Express {@link tesseraAuth}: `getToken`, `onError` and `errorResponse` receive
+ * the Express `Request`.
+ *
+ * @example
+ * ```ts
+ * const options: ExpressAuthOptions = { optional: true, getToken: (req) => req.cookies?.access_token };
+ * ```
+ */
+export type ExpressAuthOptions = MiddlewareOptions<Request>;
+
+/**
+ * Express middleware that requires a valid Tessera access token in `Authorization: Bearer …`
+ * (or where `getToken` finds it). On success the claims are in `req.tessera`; otherwise it answers
+ * 401 with a `WWW-Authenticate: Bearer` challenge, 403 when a `requirements` check fails, or 503
+ * when the issuer cannot be reached. CORS preflights pass without a token.
  *
  * @param verifier A verifier from `createVerifier`, or the options to create one.
- * @param options `realm` of the challenge, `onError` to log rejections.
+ * @param options `realm`, `optional`, `getToken`, `requirements`, `onError`, `errorResponse`,
+ *   `skipPreflight` (see {@link MiddlewareOptions}).
  *
  * @example
  * ```ts
  * import express from 'express';
- * import { tesseraAuth } from '@tessera/verify/express';
+ * import { requiredScopes, tesseraAuth } from '@tessera/verify/express';
  *
  * const app = express();
- * app.get('/me', tesseraAuth({ issuer: 'https://auth.example.com', apiKeyId: 'pk_…' }), (req, res) => {
+ * const verifier = { issuer: 'https://auth.example.com', apiKeyId: 'pk_…' };
+ * app.get('/me', tesseraAuth(verifier), (req, res) => {
  *   res.json({ user: req.tessera!.sub });
+ * });
+ * app.get('/feed', tesseraAuth(verifier, { optional: true }), (req, res) => {
+ *   res.json({ personalised: req.tessera !== undefined });
  * });
  * ```
  */
 export function tesseraAuth(
   verifier: Verifier | VerifierOptions,
-  options?: MiddlewareOptions,
+  options?: ExpressAuthOptions,
 ): RequestHandler {
-  const resolved = toVerifier(verifier);
-  const { realm, onError } = resolveMiddlewareOptions(options);
+  const authenticate = authenticator(verifier, options);
   return (req: Request, res: Response, next: NextFunction) => {
-    resolved
-      .verifyAuthorization(req.headers.authorization)
-      .then(
-        (claims) => {
-          req.tessera = claims;
-          next();
-        },
-        (err: unknown) => {
-          if (!(err instanceof TesseraVerifyError)) return next(err);
-          onError(err);
-          const { status, headers, body } = rejection(err, realm);
-          res.status(status).set(headers).json(body);
-        },
-      )
+    authenticate(view(req))
+      .then((outcome) => {
+        if ('answer' in outcome) return send(res, outcome.answer);
+        req.tessera = outcome.claims;
+        next();
+      })
       .catch(next);
   };
+}
+
+/**
+ * Express middleware that checks the claims a `tesseraAuth` earlier in the chain attached — for
+ * routes that need more than the rest of the app (a scope, a role). Without claims it answers
+ * 401 `missing_token`; a failed check answers 403.
+ *
+ * @param requirements Checks from {@link requiredScopes}, {@link claimEquals}, {@link claimIncludes},
+ *   {@link requireClaims}, {@link claimCheck}; one or an array.
+ * @param options `realm`, `onError`, `errorResponse`.
+ *
+ * @example
+ * ```ts
+ * import { claimIncludes, requiredScopes, tesseraAuth, tesseraGuard } from '@tessera/verify/express';
+ *
+ * app.use('/api', tesseraAuth(verifier));
+ * app.delete('/api/orders/:id', tesseraGuard([requiredScopes('orders:write'), claimIncludes('roles', 'admin')]), remove);
+ * ```
+ */
+export function tesseraGuard(
+  requirements: ClaimRequirement | readonly ClaimRequirement[],
+  options?: Omit<ExpressAuthOptions, 'optional' | 'getToken' | 'requirements'>,
+): RequestHandler {
+  const decide = guard<Request>(typeof requirements === 'function' ? [requirements] : requirements, options);
+  return (req: Request, res: Response, next: NextFunction) => {
+    let outcome: ReturnType<typeof decide>;
+    try {
+      outcome = decide(req, req.tessera);
+    } catch (err) {
+      return next(err);
+    }
+    if ('answer' in outcome) return send(res, outcome.answer);
+    next();
+  };
+}
+
+function view(req: Request): RequestView<Request> {
+  return { request: req, method: req.method, header: (name) => req.get(name) };
+}
+
+function send(res: Response, answer: ErrorAnswer): void {
+  res.status(answer.status);
+  if (answer.headers) res.set(answer.headers);
+  res.json(answer.body);
 }

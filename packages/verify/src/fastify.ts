@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from './claims.js';
-import { TesseraVerifyError } from './errors.js';
-import { type MiddlewareOptions, rejection, resolveMiddlewareOptions, toVerifier } from './http.js';
+import type { ErrorAnswer, MiddlewareOptions } from './http.js';
+import { authenticator, guard, type RequestView } from './middleware.js';
+import type { ClaimRequirement } from './requirements.js';
 import type { Verifier, VerifierOptions } from './verifier.js';
 
 declare module 'fastify' {
@@ -12,7 +13,26 @@ declare module 'fastify' {
 }
 
 export type { AccessTokenClaims } from './claims.js';
-export type { MiddlewareOptions } from './http.js';
+export type { ErrorAnswer, MiddlewareOptions, Rejection } from './http.js';
+export {
+  type ClaimRequirement,
+  claimCheck,
+  claimEquals,
+  claimIncludes,
+  requireClaims,
+  requiredScopes,
+} from './requirements.js';
+
+/**
+ * Options of the Fastify {@link tesseraAuth}: `getToken`, `onError` and `errorResponse` receive
+ * the `FastifyRequest`.
+ *
+ * @example
+ * ```ts
+ * const options: FastifyAuthOptions = { getToken: (request) => request.cookies.access_token };
+ * ```
+ */
+export type FastifyAuthOptions = MiddlewareOptions<FastifyRequest>;
 
 /**
  * The hook returned by {@link tesseraAuth}: use it as `preHandler` (or `onRequest`).
@@ -30,37 +50,82 @@ export type TesseraHook = (request: FastifyRequest, reply: FastifyReply) => Prom
 
 /**
  * Fastify `preHandler` hook that requires a valid Tessera access token in
- * `Authorization: Bearer …`. On success the claims are in `request.tessera`; otherwise it answers
- * 401 with a `WWW-Authenticate: Bearer` challenge, or 503 when the issuer cannot be reached.
- * Add it to one route (`preHandler`), to a scope (`app.addHook('preHandler', …)`), or decorate
- * the instance with it.
+ * `Authorization: Bearer …` (or where `getToken` finds it). On success the claims are in
+ * `request.tessera`; otherwise it answers 401 with a `WWW-Authenticate: Bearer` challenge, 403
+ * when a `requirements` check fails, or 503 when the issuer cannot be reached. CORS preflights
+ * pass without a token. Add it to one route (`preHandler`), to a scope
+ * (`app.addHook('preHandler', …)`), or decorate the instance with it.
  *
  * @param verifier A verifier from `createVerifier`, or the options to create one.
- * @param options `realm` of the challenge, `onError` to log rejections.
+ * @param options `realm`, `optional`, `getToken`, `requirements`, `onError`, `errorResponse`,
+ *   `skipPreflight` (see {@link MiddlewareOptions}).
  *
  * @example
  * ```ts
  * import Fastify from 'fastify';
- * import { tesseraAuth } from '@tessera/verify/fastify';
+ * import { requiredScopes, tesseraAuth } from '@tessera/verify/fastify';
  *
  * const app = Fastify();
- * const authenticate = tesseraAuth({ issuer: 'https://auth.example.com', apiKeyId: 'pk_…' });
- * app.get('/me', { preHandler: authenticate }, async (request) => ({ user: request.tessera!.sub }));
+ * const verifier = { issuer: 'https://auth.example.com', apiKeyId: 'pk_…' };
+ * app.get('/me', { preHandler: tesseraAuth(verifier) }, async (request) => ({ user: request.tessera!.sub }));
+ * app.get('/orders', { preHandler: tesseraAuth(verifier, { requirements: [requiredScopes('orders:read')] }) }, listOrders);
  * ```
  */
-export function tesseraAuth(verifier: Verifier | VerifierOptions, options?: MiddlewareOptions): TesseraHook {
-  const resolved = toVerifier(verifier);
-  const { realm, onError } = resolveMiddlewareOptions(options);
+export function tesseraAuth(verifier: Verifier | VerifierOptions, options?: FastifyAuthOptions): TesseraHook {
+  const authenticate = authenticator(verifier, options);
   return async (request, reply) => {
-    try {
-      request.tessera = await resolved.verifyAuthorization(request.headers.authorization);
-    } catch (err) {
-      if (!(err instanceof TesseraVerifyError)) throw err;
-      onError(err);
-      const { status, headers, body } = rejection(err, realm);
-      // Returning the reply after send() stops the hook chain (Fastify's early-response idiom).
-      return reply.code(status).headers(headers).send(body);
-    }
+    const outcome = await authenticate(view(request));
+    if ('answer' in outcome) return send(reply, outcome.answer);
+    request.tessera = outcome.claims;
     return undefined;
   };
+}
+
+/**
+ * Fastify hook that checks the claims a `tesseraAuth` hook earlier in the chain attached. Without
+ * claims it answers 401 `missing_token`; a failed check answers 403.
+ *
+ * @param requirements Checks from {@link requiredScopes}, {@link claimEquals}, {@link claimIncludes},
+ *   {@link requireClaims}, {@link claimCheck}; one or an array.
+ * @param options `realm`, `onError`, `errorResponse`.
+ *
+ * @example
+ * ```ts
+ * import { claimIncludes, tesseraAuth, tesseraGuard } from '@tessera/verify/fastify';
+ *
+ * app.addHook('preHandler', tesseraAuth(verifier));
+ * app.delete('/orders/:id', { preHandler: tesseraGuard(claimIncludes('roles', 'admin')) }, remove);
+ * ```
+ */
+export function tesseraGuard(
+  requirements: ClaimRequirement | readonly ClaimRequirement[],
+  options?: Omit<FastifyAuthOptions, 'optional' | 'getToken' | 'requirements'>,
+): TesseraHook {
+  const decide = guard<FastifyRequest>(
+    typeof requirements === 'function' ? [requirements] : requirements,
+    options,
+  );
+  return async (request, reply) => {
+    const outcome = decide(request, request.tessera);
+    if ('answer' in outcome) return send(reply, outcome.answer);
+    return undefined;
+  };
+}
+
+function view(request: FastifyRequest): RequestView<FastifyRequest> {
+  return {
+    request,
+    method: request.method,
+    header: (name) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    },
+  };
+}
+
+// Returning the reply after send() stops the hook chain (Fastify's early-response idiom).
+function send(reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
+  reply.code(answer.status);
+  if (answer.headers) reply.headers(answer.headers);
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(answer.body));
 }

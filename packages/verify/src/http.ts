@@ -1,27 +1,57 @@
 import type { TesseraVerifyError } from './errors.js';
+import type { ClaimRequirement } from './requirements.js';
 import { createVerifier, type Verifier, type VerifierOptions } from './verifier.js';
 
 /**
- * Options shared by the Express, Fastify and Hono middleware.
+ * Options shared by the Express, Fastify and Hono middleware; `Req` is the framework's request
+ * (Express `Request`, Fastify `FastifyRequest`, Hono `Context`).
  *
  * @example
  * ```ts
  * app.use(
  *   tesseraAuth(verifier, {
  *     realm: 'orders-api',
- *     onError: (err) => log.warn({ code: err.code, cause: err.cause }),
+ *     optional: true,
+ *     getToken: (req) => req.cookies['access_token'],
+ *     requirements: [requiredScopes('orders:read')],
+ *     onError: (err, req) => log.warn({ code: err.code, path: req.path, cause: err.cause }),
  *   }),
  * );
  * ```
  */
-export interface MiddlewareOptions {
+export interface MiddlewareOptions<Req = unknown> {
   /** The `realm` of the `WWW-Authenticate` challenge. Default: `'tessera'`. */
   realm?: string;
   /**
-   * Called with every rejection before the response is sent — the place to log. A 503's `cause`
-   * holds the network or service error; it is never sent to the client.
+   * Called with every rejection, and the request, before the answer is sent — the place to log. A
+   * 503's `cause` holds the network or service error; it is never sent to the client.
    */
-  onError?: (error: TesseraVerifyError) => void;
+  onError?: (error: TesseraVerifyError, request: Req) => void;
+  /**
+   * `true` lets a request without a token through without claims (`req.tessera` stays undefined);
+   * a token that is sent must still be valid, or the request is refused. Default: `false`.
+   */
+  optional?: boolean;
+  /**
+   * Where the token is read, instead of `Authorization: Bearer …` — e.g. a cookie. Return the
+   * token, or `undefined` / `null` / `''` when the request has none. May be async.
+   */
+  getToken?: (request: Req) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * Checks the verified claims must also pass: {@link requiredScopes}, {@link requireClaims},
+   * {@link claimEquals}, {@link claimIncludes}, {@link claimCheck}. A failure answers 403.
+   */
+  requirements?: ClaimRequirement | readonly ClaimRequirement[];
+  /**
+   * Builds the answer to a rejected request, from the error, the request and the default answer
+   * (see {@link rejection}); the returned `body` is sent as JSON. Default: the default answer.
+   */
+  errorResponse?: (error: TesseraVerifyError, request: Req, answer: Rejection) => ErrorAnswer;
+  /**
+   * Let CORS preflights (`OPTIONS` with `Access-Control-Request-Method`; browsers never send a
+   * token with them) through without a token. Default: `true`.
+   */
+  skipPreflight?: boolean;
 }
 
 /**
@@ -33,9 +63,26 @@ export interface MiddlewareOptions {
  * ```
  */
 export interface Rejection {
-  status: 401 | 503;
+  status: 401 | 403 | 503;
   headers: Record<string, string>;
   body: { error: TesseraVerifyError['code']; error_description: string };
+}
+
+/**
+ * The answer `errorResponse` returns: any 4xx or 5xx status, extra headers, a JSON body.
+ *
+ * @example
+ * ```ts
+ * const errorResponse = (err: TesseraVerifyError, _req: unknown, answer: Rejection): ErrorAnswer => ({
+ *   ...answer,
+ *   body: { message: 'Please sign in again', code: err.code },
+ * });
+ * ```
+ */
+export interface ErrorAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body: unknown;
 }
 
 /** Accepts a ready verifier or the options to build one. */
@@ -49,22 +96,60 @@ export function toVerifier(verifierOrOptions: Verifier | VerifierOptions): Verif
 // RFC 9110 §5.6.4 quoted-string, minus the quoted-pair escapes we never need.
 const QDTEXT = /^[\t !#-[\]-~]*$/;
 
+/** The middleware options, checked once at start and defaulted. */
+export interface ResolvedOptions<Req> {
+  realm: string;
+  onError: (error: TesseraVerifyError, request: Req) => void;
+  optional: boolean;
+  getToken: ((request: Req) => string | null | undefined | Promise<string | null | undefined>) | undefined;
+  requirements: readonly ClaimRequirement[];
+  errorResponse: ((error: TesseraVerifyError, request: Req, answer: Rejection) => ErrorAnswer) | undefined;
+  skipPreflight: boolean;
+}
+
 /** Validates the middleware options once, at start. */
-export function resolveMiddlewareOptions(options: MiddlewareOptions = {}): Required<MiddlewareOptions> {
+export function resolveMiddlewareOptions<Req>(options: MiddlewareOptions<Req> = {}): ResolvedOptions<Req> {
   const realm = options.realm ?? 'tessera';
   if (typeof realm !== 'string' || !QDTEXT.test(realm)) {
     throw new TypeError('"realm" must be printable ASCII without double quotes or backslashes');
   }
-  if (options.onError !== undefined && typeof options.onError !== 'function') {
-    throw new TypeError('"onError" must be a function');
+  for (const name of ['onError', 'getToken', 'errorResponse'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new TypeError(`"${name}" must be a function`);
+    }
   }
-  return { realm, onError: options.onError ?? (() => {}) };
+  for (const name of ['optional', 'skipPreflight'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw new TypeError(`"${name}" must be true or false`);
+    }
+  }
+  const requirements =
+    options.requirements === undefined
+      ? []
+      : typeof options.requirements === 'function'
+        ? [options.requirements]
+        : [...options.requirements];
+  if (!requirements.every((r) => typeof r === 'function')) {
+    throw new TypeError(
+      '"requirements" must be checks made by requiredScopes, requireClaims, claimEquals, claimIncludes or claimCheck',
+    );
+  }
+  return {
+    realm,
+    onError: options.onError ?? (() => {}),
+    optional: options.optional ?? false,
+    getToken: options.getToken,
+    requirements,
+    errorResponse: options.errorResponse,
+    skipPreflight: options.skipPreflight ?? true,
+  };
 }
 
 /**
  * Builds the RFC 6750 answer to a failed verification: 401 with a `WWW-Authenticate: Bearer`
- * challenge (no `error` attribute when no token was sent, §3.1) or 503 when the issuer could not be
- * reached. The JSON body repeats the stable code and the public message. Use it to write an
+ * challenge (no `error` attribute when no token was sent, §3.1), 403 for a valid token that lacks
+ * a required scope (challenge `error="insufficient_scope"` naming the scopes) or fails a claim
+ * check, or 503 when the issuer could not be reached. The JSON body repeats the stable code and the public message. Use it to write an
  * adapter for another framework.
  *
  * @example
@@ -84,14 +169,17 @@ export function resolveMiddlewareOptions(options: MiddlewareOptions = {}): Requi
  */
 export function rejection(error: TesseraVerifyError, realm: string): Rejection {
   const body = { error: error.code, error_description: error.message };
-  if (error.status === 503) {
-    return { status: 503, headers: { 'Cache-Control': 'no-store' }, body };
-  }
+  const noStore = { 'Cache-Control': 'no-store' };
+  if (error.status === 503) return { status: 503, headers: noStore, body };
+  if (error.code === 'insufficient_claims') return { status: 403, headers: noStore, body };
+  const description = `error_description="${quotable(error.message)}"`;
   const challenge =
     error.code === 'missing_token'
       ? `Bearer realm="${realm}"`
-      : `Bearer realm="${realm}", error="invalid_token", error_description="${quotable(error.message)}"`;
-  return { status: 401, headers: { 'WWW-Authenticate': challenge, 'Cache-Control': 'no-store' }, body };
+      : error.code === 'insufficient_scope'
+        ? `Bearer realm="${realm}", error="insufficient_scope", ${description}, scope="${quotable(error.scope ?? '')}"`
+        : `Bearer realm="${realm}", error="invalid_token", ${description}`;
+  return { status: error.status, headers: { 'WWW-Authenticate': challenge, ...noStore }, body };
 }
 
 function quotable(text: string): string {

@@ -7,6 +7,15 @@
 export { parseBearer } from './bearer.js';
 export type { AccessTokenClaims, AuthenticationMethod } from './claims.js';
 export { TesseraVerifyError, type VerifyErrorCode } from './errors.js';
-export type { MiddlewareOptions, Rejection } from './http.js';
+export type { ErrorAnswer, MiddlewareOptions, Rejection } from './http.js';
 export { rejection } from './http.js';
+export {
+  type ClaimRequirement,
+  type ClaimValue,
+  claimCheck,
+  claimEquals,
+  claimIncludes,
+  requireClaims,
+  requiredScopes,
+} from './requirements.js';
 export { createVerifier, type Verifier, type VerifierOptions } from './verifier.js';
