@@ -179,7 +179,10 @@ export async function serve(
   options: { workers?: number; unknown?: readonly UnknownVariable[] } = {},
 ): Promise<void> {
   if (cluster.isWorker) {
-    const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ worker: cluster.worker?.id, pid: process.pid });
+    const logger = createLogger(config.logLevel, undefined, config.logFormat).child({
+      worker: cluster.worker?.id,
+      pid: process.pid,
+    });
     await serveOne(config, logger, { worker: true });
     return;
   }

@@ -240,7 +240,9 @@ function logFormat(env: Env): 'json' | 'pretty' {
   const raw = env.TESSERA_LOG_FORMAT?.trim().toLowerCase();
   if (raw === undefined || raw === '' || raw === 'json') return 'json';
   if (raw === 'pretty') return 'pretty';
-  throw new ConfigError(`TESSERA_LOG_FORMAT must be json or pretty, got "${env.TESSERA_LOG_FORMAT?.slice(0, 40)}"`);
+  throw new ConfigError(
+    `TESSERA_LOG_FORMAT must be json or pretty, got "${env.TESSERA_LOG_FORMAT?.slice(0, 40)}"`,
+  );
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {

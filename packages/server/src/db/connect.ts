@@ -3,9 +3,9 @@ import { Kysely, Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from '../migrations/index.js';
 import type { NoticeListener } from './notifications.js';
-import type { DbStats } from './stats.js';
 import { createSchema, openPostgres, type PostgresOptions } from './postgres.js';
 import type { Database } from './schema.js';
+import type { DbStats } from './stats.js';
 
 export type { DbStats };
 

@@ -8,8 +8,8 @@ import {
 import pg from 'pg';
 import { type ListenerLogger, NoticeListener } from './notifications.js';
 import { statementName } from './prepared.js';
-import type { DbStats } from './stats.js';
 import type { Database } from './schema.js';
+import type { DbStats } from './stats.js';
 import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
 
 /** How long the PostgreSQL pool waits, in milliseconds. */

@@ -23,7 +23,9 @@ function unmatchedLabel(status: number): string {
 export function maskedPath(url: string): string {
   const path = url.split('?')[0] ?? '';
   const segments = path.split('/').slice(1, 9);
-  const masked = segments.map((segment) => (/^[a-z][a-z0-9_.-]{0,23}$/.test(segment) ? segment : segment === '' ? '' : ':x'));
+  const masked = segments.map((segment) =>
+    /^[a-z][a-z0-9_.-]{0,23}$/.test(segment) ? segment : segment === '' ? '' : ':x',
+  );
   return `/${masked.join('/')}${path.split('/').length > 9 ? '/…' : ''}`;
 }
 

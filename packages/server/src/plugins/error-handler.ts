@@ -121,7 +121,11 @@ export function verifyErrorHandler(error: FastifyError, request: FastifyRequest,
 
 const noRoute = (request: FastifyRequest) => {
   rememberProblem(request, ErrorCodes.notFound);
-  return new TesseraError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split('?')[0]}`);
+  return new TesseraError(
+    404,
+    ErrorCodes.notFound,
+    `no route ${request.method} ${request.url.split('?')[0]}`,
+  );
 };
 
 /** A 404 problem document naming the method and path (never the query, which may hold a secret). */

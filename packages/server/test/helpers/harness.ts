@@ -124,6 +124,8 @@ export interface StartOptions {
   storage?: TestStorage;
   /** Share the master key too (needed with shared storage). */
   masterKey?: string;
+  /** Where the server logs (JSON lines), at TESSERA_LOG_LEVEL or `info`; silent by default. */
+  logStream?: { write(line: string): void };
 }
 
 export interface TestServer {
@@ -173,7 +175,9 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
   });
-  const logger = createLogger(config.logLevel);
+  const logger = options.logStream
+    ? createLogger(options.env?.TESSERA_LOG_LEVEL ?? 'info', options.logStream)
+    : createLogger(config.logLevel);
   const master = MasterKey.parse(masterKey);
   const db = options.storage ? await storage.reopen() : storage.db;
   const keys = new KeyStore(db, master.derive('signing-key-encryption'), options.now);

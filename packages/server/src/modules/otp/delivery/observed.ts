@@ -70,14 +70,18 @@ export function describeFailure(error: unknown): DeliveryFailure {
         // Not a system error number.
       }
     }
-    if (failure.responseCode === undefined && typeof responseCode === 'number') failure.responseCode = responseCode;
+    if (failure.responseCode === undefined && typeof responseCode === 'number')
+      failure.responseCode = responseCode;
     if (failure.status === undefined && typeof status === 'number') failure.status = status;
     current = (current as { cause?: unknown }).cause;
   }
   failure.rejected =
     failure.errorCode === 'EENVELOPE' ||
     failure.errorCode === 'EMESSAGE' ||
-    (failure.status !== undefined && failure.status >= 400 && failure.status < 500 && ![401, 403, 429].includes(failure.status));
+    (failure.status !== undefined &&
+      failure.status >= 400 &&
+      failure.status < 500 &&
+      ![401, 403, 429].includes(failure.status));
   return failure;
 }
 
