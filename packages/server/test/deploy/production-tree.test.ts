@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, postgresUrl } from '../helpers/harness.js';
+import { describePostgres, freePort, postgresUrl } from '../helpers/harness.js';
 
 // The production tree the Dockerfile builds (its deps and runtime stages), made the same way in a
 // temporary directory: the workspace manifests, `npm ci --workspace @tessera/server --omit=dev
@@ -17,7 +17,6 @@ import { freePort, postgresUrl } from '../helpers/harness.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-const skipNoPostgres = postgresUrl ? false : 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL';
 
 /** The runtime stage's `CMD ["node", …]`. */
 function dockerCommand(): string[] {
@@ -71,7 +70,7 @@ function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
-describe('the production tree of the Dockerfile [postgres]', { skip: skipNoPostgres }, () => {
+describePostgres('the production tree of the Dockerfile [postgres]', () => {
   let tree = '';
   let database = '';
   let admin: pg.Client;

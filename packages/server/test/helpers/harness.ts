@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'node:test';
+import { describe, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -40,8 +40,24 @@ export function eachDialect(name: string, suite: (dialect: Dialect) => void): vo
       noticeShown = true;
       console.log(`# ${skipNotice}`);
     }
-    describe(`${name} [postgres]`, { skip: skipNotice }, () => {});
+    skippedSuite(`${name} [postgres]`, skipNotice);
   }
+}
+
+/**
+ * A suite that does not run, counted in the runner's `skipped` total: Node's runner counts
+ * skipped tests, not skipped suites (`describe(name, { skip })` printed "skipped 0").
+ */
+export function skippedSuite(name: string, reason: string): void {
+  describe(name, () => {
+    test('(every test of this suite)', { skip: reason }, () => {});
+  });
+}
+
+/** A suite that needs PostgreSQL: run with TESSERA_TEST_DATABASE_URL, otherwise a counted skip. */
+export function describePostgres(name: string, suite: () => void): void {
+  if (postgresUrl) describe(name, suite);
+  else skippedSuite(name, 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL');
 }
 
 /** A free TCP port on loopback (so the issuer URL can name it before the server listens). */
