@@ -40,4 +40,10 @@ const result = spawnSync(
   ['--conditions=tessera-source', '--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
+// Node's summary counts skipped tests; say outright that a whole dialect was left out.
+if (!process.env.TESSERA_TEST_DATABASE_URL && files.some((f) => f.startsWith('packages/server/'))) {
+  console.log(
+    '\n# PostgreSQL suites were SKIPPED (counted in "skipped" above): set TESSERA_TEST_DATABASE_URL=postgres://… to run them',
+  );
+}
 process.exit(result.status ?? 1);

@@ -20,6 +20,7 @@ import { operatorFamily } from './http/operator.js';
 import { publicFamily } from './http/public.js';
 import { httpTimeouts } from './http-timeouts.js';
 import { HOUSEKEEPING_INTERVAL_MS } from './keys/rotation.js';
+import { rememberProblem } from './plugins/error-handler.js';
 import { trackInFlight } from './plugins/in-flight.js';
 
 /** Fastify's form of TESSERA_TRUST_PROXY: a hop count becomes "trust the nearest N proxies". */
@@ -72,13 +73,14 @@ export async function buildApp(
     return503OnClosing: false,
     // The router's own refusals (a path parameter over 100 characters, a malformed percent escape)
     // answer in the problem format without echoing the path, like every other error.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       const problem = new TesseraError(
         tooLong ? 414 : 400,
         ErrorCodes.invalidRequest,
         tooLong ? 'a path parameter is longer than 100 characters' : 'the request path is not a valid URL',
       );
+      rememberProblem(request, problem.code);
       (reply as FastifyReply)
         .code(problem.statusCode)
         .type('application/problem+json')

@@ -15,8 +15,10 @@ import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
+import { DeliveryHealth } from './modules/health/delivery-health.js';
 import { Metrics } from './modules/metrics/metrics.js';
 import type { Delivery } from './modules/otp/delivery/index.js';
+import { ObservedDelivery } from './modules/otp/delivery/observed.js';
 import { OtpRepository } from './modules/otp/otp.repository.js';
 import { OtpService } from './modules/otp/otp.service.js';
 import { PinRepository } from './modules/pin/pin.repository.js';
@@ -59,7 +61,10 @@ export interface AppContext {
   config: Readonly<Config>;
   db: Db;
   keys: KeyStore;
+  /** The delivery as given (the development outbox's routes read it). */
   delivery: Delivery;
+  /** This instance's view of delivery, from its own attempts (readiness). */
+  deliveryHealth: DeliveryHealth;
   projects: ProjectsService;
   tokens: TokenService;
   session: SessionService;
@@ -117,6 +122,12 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     now,
   );
   const metrics = new Metrics();
+  metrics.watchDatabase(db);
+  // Every provider's messages go through here: counted, timed, failures logged with their codes.
+  const delivery = new ObservedDelivery(deps.delivery, deps.logger);
+  const deliveryHealth = new DeliveryHealth(now);
+  metrics.countDeliveries(delivery);
+  delivery.onAttempt((attempt) => deliveryHealth.record(attempt));
   const claims = new ClaimsService(db, audit, now);
   const webhooks = new WebhooksService(
     db,
@@ -151,7 +162,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const pinRepository = new PinRepository(db);
   const stepUp = new StepUp(sessions, now);
   const notices = new SecurityNotices(
-    deps.delivery,
+    delivery,
     config.securityNotices,
     (error) => deps.logger.warn({ err: error }, 'security notice not sent'),
     now,
@@ -214,7 +225,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     users,
     signIn,
     limiter,
-    deps.delivery,
+    delivery,
     masterKey.derive('otp-code-mac'),
     audit,
     now,
@@ -225,6 +236,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     db,
     keys,
     delivery: deps.delivery,
+    deliveryHealth,
     projects,
     tokens,
     session,

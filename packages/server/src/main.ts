@@ -85,7 +85,7 @@ export async function waitForDatabase(
  */
 export async function openRuntime(
   config: Readonly<Config>,
-  logger = createLogger(config.logLevel),
+  logger = createLogger(config.logLevel, undefined, config.logFormat),
   options: { migrations?: boolean; waitForDatabase?: boolean } = {},
 ): Promise<Runtime> {
   const master = loadMasterKey(config.masterKey, config.dataDir);
@@ -179,11 +179,14 @@ export async function serve(
   options: { workers?: number; unknown?: readonly UnknownVariable[] } = {},
 ): Promise<void> {
   if (cluster.isWorker) {
-    const logger = createLogger(config.logLevel).child({ worker: cluster.worker?.id, pid: process.pid });
+    const logger = createLogger(config.logLevel, undefined, config.logFormat).child({
+      worker: cluster.worker?.id,
+      pid: process.pid,
+    });
     await serveOne(config, logger, { worker: true });
     return;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   warnUnknownVariables(logger, options.unknown ?? []);
   const workers = options.workers ?? config.workers;
   if (workers <= 1) {

@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { type Driver, SqliteDialect } from 'kysely';
 import { GroupCommitDriver } from './driver.js';
-import type { DriverOptions } from './options.js';
+import type { DriverOptions, SqliteStats } from './options.js';
 
 /**
  * Kysely's SQLite dialect (its adapter, query compiler and introspector) with a driver made for
@@ -20,6 +20,11 @@ export class GroupCommitDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return this.#driver;
+  }
+
+  /** Waiting transactions, statements running and commits so far (metrics). */
+  stats(): SqliteStats {
+    return this.#driver.stats();
   }
 
   /** Runs `select 1` on the connection (readiness probes); rejects once the database is closed. */

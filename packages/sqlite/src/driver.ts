@@ -3,7 +3,7 @@ import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kys
 import { SelectQueryNode } from 'kysely';
 import { Checkpointer } from './checkpointer.js';
 import { SqliteBusyError, SqliteClosedError } from './errors.js';
-import type { DriverOptions } from './options.js';
+import type { DriverOptions, SqliteStats } from './options.js';
 import { Statements } from './statements.js';
 
 /** Commits after which the WAL is checkpointed on another thread (short-lived processes never start it). */
@@ -149,6 +149,10 @@ export class GroupCommitDriver implements Driver {
     this.#database.close();
   }
 
+  stats(): SqliteStats {
+    return { waitingTransactions: this.#queue.length, running: this.#running, commits: this.#commits };
+  }
+
   /** `select 1` on the connection, for readiness probes. */
   ping(): void {
     if (this.#state === 'closed') throw new SqliteClosedError();
@@ -291,7 +295,16 @@ export class GroupCommitDriver implements Driver {
     }
     for (const w of waiting) w.resolve();
     if (++this.#commits === CHECKPOINTER_AFTER_COMMITS) this.#startCheckpointer();
+    this.#reportCommit(waiting.length);
     this.#checkIdle();
+  }
+
+  #reportCommit(operations: number): void {
+    try {
+      this.#options.onCommit?.(operations);
+    } catch {
+      // Runs in a setImmediate callback: a failing report must not crash the process.
+    }
   }
 
   /** A database that keeps writing gets its WAL checkpointed on another thread (file databases). */

@@ -1,4 +1,4 @@
 export { GroupCommitDialect } from './dialect.js';
 export { SqliteBusyError, SqliteClosedError } from './errors.js';
 export { openSqlite, type SqliteOptions } from './open.js';
-export type { SlowTransaction } from './options.js';
+export type { SlowTransaction, SqliteStats } from './options.js';

@@ -19,6 +19,11 @@ export interface SqliteOptions {
   onSlowTransaction?: (transaction: SlowTransaction) => void;
   /** Threshold of `onSlowTransaction`, in milliseconds. Default 50. */
   slowTransactionMs?: number;
+  /**
+   * Called after each group commit with the number of statements and transactions it answered
+   * (metrics: how well writes are batched). A throwing callback is ignored.
+   */
+  onCommit?: (operations: number) => void;
   /** `PRAGMA foreign_keys`. Default true. */
   foreignKeys?: boolean;
 }
@@ -57,6 +62,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): GroupComm
     busyTimeoutMs: options.busyTimeoutMs ?? 5000,
     slowTransactionMs: options.slowTransactionMs ?? 50,
     onSlowTransaction: options.onSlowTransaction,
+    onCommit: options.onCommit,
   });
 }
 

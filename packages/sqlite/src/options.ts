@@ -13,4 +13,15 @@ export interface DriverOptions {
   busyTimeoutMs: number;
   slowTransactionMs: number;
   onSlowTransaction: ((transaction: SlowTransaction) => void) | undefined;
+  onCommit?: ((operations: number) => void) | undefined;
+}
+
+/** What the connection is doing now, for metrics. */
+export interface SqliteStats {
+  /** Transactions waiting for the running one to end (each stalls its request meanwhile). */
+  waitingTransactions: number;
+  /** Statements and transaction starts issued and not yet answered. */
+  running: number;
+  /** Group commits since the database was opened. */
+  commits: number;
 }

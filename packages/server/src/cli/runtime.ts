@@ -12,7 +12,11 @@ export function cliConfig(): ReturnType<typeof readConfig> {
 
 /** The CLI's logger: standard error, `warn` unless TESSERA_LOG_LEVEL says otherwise. */
 export function cliLogger(config: Readonly<Config>): pino.Logger {
-  return createLogger(process.env.TESSERA_LOG_LEVEL ? config.logLevel : 'warn', pino.destination(2));
+  return createLogger(
+    process.env.TESSERA_LOG_LEVEL ? config.logLevel : 'warn',
+    pino.destination(2),
+    config.logFormat,
+  );
 }
 
 /**

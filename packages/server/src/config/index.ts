@@ -25,6 +25,10 @@ export interface Config {
   /** Base64 or hex of 32 bytes; absent in development means a generated key file. */
   masterKey: string | undefined;
   logLevel: string;
+  /** `json` (one object per line, the default) or `pretty` (pino-pretty, for a developer's terminal). */
+  logFormat: 'json' | 'pretty';
+  /** /readyz also fails while OTP delivery is failing (TESSERA_READYZ_DELIVERY; see modules/health). */
+  readyzDelivery: boolean;
   /**
    * Which proxies' X-Forwarded-For entries to believe: false (none), a number of hops (each
    * trusted proxy appends the address it saw, so the client is the entry that many from the
@@ -232,6 +236,15 @@ function logLevel(env: Env, fallback: string): string {
   return raw;
 }
 
+function logFormat(env: Env): 'json' | 'pretty' {
+  const raw = env.TESSERA_LOG_FORMAT?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === 'json') return 'json';
+  if (raw === 'pretty') return 'pretty';
+  throw new ConfigError(
+    `TESSERA_LOG_FORMAT must be json or pretty, got "${env.TESSERA_LOG_FORMAT?.slice(0, 40)}"`,
+  );
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -369,6 +382,8 @@ export const KNOWN_VARIABLES: readonly string[] = [
   'TESSERA_TRUST_PROXY',
   'TESSERA_BODY_LIMIT',
   'TESSERA_LOG_LEVEL',
+  'TESSERA_LOG_FORMAT',
+  'TESSERA_READYZ_DELIVERY',
   'TESSERA_DEMO',
   'TESSERA_DEMO_API_URL',
   'TESSERA_METRICS_TOKEN',
@@ -541,6 +556,8 @@ function parseConfig(env: Env): Readonly<Config> {
     dataDir,
     masterKey,
     logLevel: logLevel(env, rawEnv === 'test' ? 'silent' : 'info'),
+    logFormat: logFormat(env),
+    readyzDelivery: bool(env, 'TESSERA_READYZ_DELIVERY', false),
     trustProxy: trustProxy(env, 'TESSERA_TRUST_PROXY'),
     securityNotices: bool(env, 'TESSERA_SECURITY_NOTICES', true),
     verifyCacheBytes: int(env, 'TESSERA_VERIFY_CACHE_MB', 32, 1, 1024) * 1024 * 1024,

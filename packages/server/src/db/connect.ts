@@ -5,6 +5,9 @@ import { migrationProvider } from '../migrations/index.js';
 import type { NoticeListener } from './notifications.js';
 import { createSchema, openPostgres, type PostgresOptions } from './postgres.js';
 import type { Database } from './schema.js';
+import type { DbStats } from './stats.js';
+
+export type { DbStats };
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -13,6 +16,10 @@ export interface Db {
   dialect: Dialect;
   /** Cheap round trip for readiness probes. */
   ping(): Promise<void>;
+  /** The pool's connections and waiters now (no round trip). */
+  stats(): DbStats;
+  /** SQLite: called after each group commit with the operations it answered. */
+  onBatchCommit?(listener: (operations: number) => void): void;
   close(): Promise<void>;
   /** PostgreSQL: runs `fn` on a connection of its own without statement timeouts (migrations). */
   withoutTimeouts?<T>(fn: (kysely: Kysely<Database>) => Promise<T>): Promise<T>;
@@ -57,12 +64,22 @@ async function connectSqlite(path: string, options: ConnectOptions): Promise<Db>
       { cause: error },
     );
   });
-  const dialect = openSqlite(path, { onSlowTransaction: options.onSlowTransaction });
+  const commitListeners: Array<(operations: number) => void> = [];
+  const dialect = openSqlite(path, {
+    onSlowTransaction: options.onSlowTransaction,
+    onCommit: (operations) => {
+      for (const listener of commitListeners) listener(operations);
+    },
+  });
   const kysely = new Kysely<Database>({ dialect });
   return {
     kysely,
     dialect: 'sqlite',
     ping: () => dialect.ping(),
+    stats: () => ({ max: 1, waiting: dialect.stats().waitingTransactions }),
+    onBatchCommit: (listener) => {
+      commitListeners.push(listener);
+    },
     // Waits for statements already issued; the HTTP app drains its handlers before this.
     close: () => kysely.destroy(),
   };

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { type ListenerLogger, NoticeListener } from './notifications.js';
 import { statementName } from './prepared.js';
 import type { Database } from './schema.js';
+import type { DbStats } from './stats.js';
 import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
 
 /** How long the PostgreSQL pool waits, in milliseconds. */
@@ -52,6 +53,7 @@ export interface PostgresOptions {
 export interface PostgresDb {
   kysely: Kysely<Database>;
   ping(): Promise<void>;
+  stats(): DbStats;
   close(): Promise<void>;
   withoutTimeouts<T>(fn: (kysely: Kysely<Database>) => Promise<T>): Promise<T>;
   /**
@@ -167,6 +169,12 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Postgr
     ping: async () => {
       await pool.query('select 1');
     },
+    stats: () => ({
+      max: config.max ?? 10,
+      waiting: pool.waitingCount,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+    }),
     close: () => kysely.destroy(),
     async withoutTimeouts(fn) {
       const single = new pg.Pool({ ...config, max: 1, statement_timeout: 0, query_timeout: undefined });

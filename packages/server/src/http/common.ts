@@ -5,10 +5,29 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { serviceUnavailable } from '../errors.js';
 import type { Metrics } from '../modules/metrics/metrics.js';
-import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+import { problemCodeOf, problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
 
 /** Seconds a client is told to wait before retrying a request refused during shutdown. */
 const RETRY_AFTER_CLOSING = 1;
+
+/** The route label of a request no route matched: bounded, whatever the path. */
+function unmatchedLabel(status: number): string {
+  return status === 404 ? 'not_found' : 'no_route';
+}
+
+/**
+ * The path of a request no route matched, for its log line: the query dropped, and every segment
+ * that could be a token, a code or an id (not a short lower-case word) replaced by `:x`, e.g.
+ * `/v1/auth/otp/:x`. The raw path may carry a secret pasted in the wrong place.
+ */
+export function maskedPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  const segments = path.split('/').slice(1, 9);
+  const masked = segments.map((segment) =>
+    /^[a-z][a-z0-9_.-]{0,23}$/.test(segment) ? segment : segment === '' ? '' : ':x',
+  );
+  return `/${masked.join('/')}${path.split('/').length > 9 ? '/…' : ''}`;
+}
 
 /**
  * What every family shares, set on the root before the families are registered (a child scope
@@ -44,14 +63,22 @@ export async function registerCommon(
   // One access-log line per request (failures at info, successes at debug) and the metrics.
   app.addHook('onResponse', (request, reply, done) => {
     done();
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    const level = reply.statusCode >= 400 ? 'info' : 'debug';
-    if ((request.log as Logger).isLevelEnabled(level))
-      request.log[level](
-        { method: request.method, url: route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-        'request completed',
-      );
+    const status = reply.statusCode;
+    const route = request.routeOptions.url;
+    metrics.observeRequest(request.method, route ?? unmatchedLabel(status), status, reply.elapsedTime / 1000);
+    const level = status >= 400 ? 'info' : 'debug';
+    if (!(request.log as Logger).isLevelEnabled(level)) return;
+    const line: Record<string, unknown> = {
+      method: request.method,
+      url: route ?? maskedPath(request.url),
+      status,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (status >= 400) {
+      line.code = problemCodeOf(request);
+      line.project = (request as { project?: { id: string } }).project?.id;
+    }
+    request.log[level](line, 'request completed');
   });
 
   await app.register(swagger, {

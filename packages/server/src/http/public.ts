@@ -31,7 +31,14 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     await scope.register(async (health) => {
       health.setErrorHandler(problemErrorHandler);
-      await health.register(healthRoutes({ db: ctx.db, keys: ctx.keys, revocations: ctx.revocations }));
+      await health.register(
+        healthRoutes({
+          db: ctx.db,
+          keys: ctx.keys,
+          revocations: ctx.revocations,
+          delivery: ctx.config.readyzDelivery ? ctx.deliveryHealth : undefined,
+        }),
+      );
     });
   };
 }

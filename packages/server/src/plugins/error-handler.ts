@@ -7,6 +7,18 @@ import { OAuthError, TesseraError, toKnownError } from '../errors.js';
  * one of each with `setErrorHandler` / `setNotFoundHandler`; nothing here looks at the URL.
  */
 
+const problemCodes = new WeakMap<FastifyRequest, string>();
+
+/** Remembers the error code a request was answered with, for its access-log line. */
+export function rememberProblem(request: FastifyRequest, code: string): void {
+  problemCodes.set(request, code);
+}
+
+/** The error code (`invalid_code`, `rate_limited`, `invalid_grant`, …) a request was answered with. */
+export function problemCodeOf(request: FastifyRequest): string | undefined {
+  return problemCodes.get(request);
+}
+
 /** Fastify's own 4xx errors, with fixed public text: a JSON parser message can quote the body. */
 function fromFastify(error: FastifyError): TesseraError | undefined {
   if (error.validation) {
@@ -41,6 +53,7 @@ function knownError(error: FastifyError | Error, request: FastifyRequest): Tesse
   const known = toKnownError(error) ?? fromFastify(error as FastifyError);
   if (!known) {
     request.log.error({ err: error }, 'unexpected error');
+    rememberProblem(request, ErrorCodes.internalError);
     return new TesseraError(
       500,
       ErrorCodes.internalError,
@@ -48,6 +61,7 @@ function knownError(error: FastifyError | Error, request: FastifyRequest): Tesse
     );
   }
   if (known.statusCode >= 500) request.log.error({ code: known.code, cause: known.cause }, known.message);
+  rememberProblem(request, known.code);
   return known;
 }
 
@@ -74,6 +88,7 @@ const OAUTH_ERRORS: Partial<Record<string, string>> = {
 /** RFC 6749 §5.2 `{ error, error_description }`, never cached: the `/oauth/*` format. */
 export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof OAuthError) {
+    rememberProblem(request, error.error);
     return reply
       .code(error.statusCode)
       .headers({ 'cache-control': 'no-store', ...error.headers })
@@ -104,8 +119,14 @@ export function verifyErrorHandler(error: FastifyError, request: FastifyRequest,
   return reply.code(known.statusCode).headers(known.headers).send({ success: false, reason });
 }
 
-const noRoute = (request: FastifyRequest) =>
-  new TesseraError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split('?')[0]}`);
+const noRoute = (request: FastifyRequest) => {
+  rememberProblem(request, ErrorCodes.notFound);
+  return new TesseraError(
+    404,
+    ErrorCodes.notFound,
+    `no route ${request.method} ${request.url.split('?')[0]}`,
+  );
+};
 
 /** A 404 problem document naming the method and path (never the query, which may hold a secret). */
 export function problemNotFound(request: FastifyRequest, reply: FastifyReply) {

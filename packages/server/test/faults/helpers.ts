@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { connect, type Db, migrate } from '../../src/db/connect.js';
 import type { DatabaseTimeouts } from '../../src/db/postgres.js';
-import { postgresUrl, type TestStorage } from '../helpers/harness.js';
+import { postgresUrl, skippedSuite, type TestStorage } from '../helpers/harness.js';
 
 export const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -24,7 +24,7 @@ export function postgresOnly(name: string, suite: (url: string) => void): void {
   } else {
     if (!noticeShown) console.log(`# ${skipNotice}`);
     noticeShown = true;
-    describe(`${name} [postgres]`, { skip: skipNotice }, () => {});
+    skippedSuite(`${name} [postgres]`, skipNotice);
   }
 }
 

@@ -143,8 +143,8 @@ eachDialect('metrics', (dialect) => {
         (sample(text, 'tessera_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }) ??
           0) >= 1,
       );
-      assert.equal(sample(text, 'tessera_signins_total', { method: 'OTP', outcome: 'success' }), 1);
-      assert.equal(sample(text, 'tessera_signins_total', { method: 'OTP', outcome: 'failure' }), 1);
+      assert.equal(sample(text, 'tessera_signins_total', { method: 'otp', outcome: 'success' }), 1);
+      assert.equal(sample(text, 'tessera_signins_total', { method: 'otp', outcome: 'failure' }), 1);
       assert.equal(sample(text, 'tessera_refreshes_total'), 1);
       assert.equal(sample(text, 'tessera_refresh_reuse_detections_total'), 1);
       assert.equal(sample(text, 'tessera_webhook_deliveries_total', { outcome: 'delivered' }), 1);

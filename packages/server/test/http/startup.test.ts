@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { collect, finished, logLines, outputMatches, spawnCli } from '../helpers/cli.js';
-import { freePort, postgresUrl } from '../helpers/harness.js';
+import { describePostgres, freePort, postgresUrl } from '../helpers/harness.js';
 
 /** Forwards connections on `port` to PostgreSQL: the database "coming up" on that port. */
 function forwarder(port: number, target: URL): Promise<{ close(): Promise<void> }> {
@@ -34,9 +34,7 @@ function forwarder(port: number, target: URL): Promise<{ close(): Promise<void> 
   );
 }
 
-describe('start-up against a database that is not up yet [postgres]', {
-  skip: postgresUrl ? false : 'set TESSERA_TEST_DATABASE_URL',
-}, () => {
+describePostgres('start-up against a database that is not up yet [postgres]', () => {
   test('serve retries with back-off, logging, and serves once the database answers', {
     timeout: 120_000,
   }, async () => {

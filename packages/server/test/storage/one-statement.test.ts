@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { afterEach, beforeEach, test } from 'node:test';
 import { hmac } from '../../src/crypto/hash.js';
 import { randomUUID } from '../../src/crypto/random.js';
 import type { Db } from '../../src/db/connect.js';
@@ -9,9 +9,7 @@ import { ProjectsRepository } from '../../src/modules/projects/projects.reposito
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
 import { rateLimitKey } from '../../src/modules/rate-limits/rate-limits.repository.js';
 import { SessionRepository } from '../../src/modules/session/session.repository.js';
-import { createStorage, postgresUrl, type TestStorage } from '../helpers/harness.js';
-
-const skip = postgresUrl ? false : 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL';
+import { createStorage, describePostgres, type TestStorage } from '../helpers/harness.js';
 
 /** `n` calls spread over the connections of `dbs`, all started at once. */
 function spread<T>(n: number, dbs: Db[], call: (db: Db, i: number) => Promise<T>): Promise<T[]> {
@@ -20,7 +18,7 @@ function spread<T>(n: number, dbs: Db[], call: (db: Db, i: number) => Promise<T>
 
 // The statements that do in one round trip on PostgreSQL what SQLite does in several: the same
 // invariants as the step-by-step versions (test/storage/store.test.ts), under concurrency.
-describe('one-statement hot paths [postgres]', { skip }, () => {
+describePostgres('one-statement hot paths [postgres]', () => {
   let storage: TestStorage;
   let dbs: Db[];
   let projectId: string;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import pg from 'pg';
 import type { Project } from '../../src/modules/projects/project.js';
 import { clientFingerprint } from '../../src/modules/session/session.service.js';
-import { postgresUrl, RELAXED_LIMITS, startServer, type TestServer } from '../helpers/harness.js';
+import { describePostgres, RELAXED_LIMITS, startServer, type TestServer } from '../helpers/harness.js';
 
 /**
  * Every statement a piece of work sends to PostgreSQL: each `query` of a node-postgres client is one
@@ -42,11 +42,9 @@ const describeIt = (sent: Sent[]) =>
     .map((s, i) => `${i + 1}. ${s.named ? '(named) ' : ''}${s.text.replace(/\s+/g, ' ').slice(0, 90)}`)
     .join('\n');
 
-const skip = postgresUrl ? false : 'needs PostgreSQL: set TESSERA_TEST_DATABASE_URL';
-
 // The hot paths on PostgreSQL (issue 9): a refresh grant and an OTP completion in at most two round
 // trips each (before: 7 and 15). Measured on the services, as the routes call them.
-describe('round trips of the hot paths [postgres]', { skip }, () => {
+describePostgres('round trips of the hot paths [postgres]', () => {
   let server: TestServer;
   let project: Project;
   const network = '192.0.2.1';

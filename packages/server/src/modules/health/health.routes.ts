@@ -3,6 +3,7 @@ import { ErrorCodes } from '@tessera/core';
 import type { Db } from '../../db/connect.js';
 import { TesseraError } from '../../errors.js';
 import type { KeyStore } from '../../keys/key-store.js';
+import type { DeliveryHealth } from './delivery-health.js';
 
 /** A readiness probe answers within this, whatever the database does. */
 export const READY_TIMEOUT_MS = 2_000;
@@ -21,15 +22,23 @@ export interface HealthRoutesDeps {
   keys: KeyStore;
   /** Reads the revocation list, as /verify needs it. */
   revocations: { refresh(): Promise<void> };
+  /** With TESSERA_READYZ_DELIVERY: a channel whose provider keeps failing makes the instance unready. */
+  delivery?: Pick<DeliveryHealth, 'failing'> | undefined;
 }
 
-export function healthRoutes({ db, keys, revocations }: HealthRoutesDeps): FastifyPluginAsyncTypebox {
+export function healthRoutes({
+  db,
+  keys,
+  revocations,
+  delivery,
+}: HealthRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     /** Liveness: the process answers (whatever the database does). */
     app.get('/healthz', async () => ({ status: 'ok' }));
     /**
      * Readiness: storage answers a round trip and a read of a real table (the revocation list,
-     * which /verify needs) within READY_TIMEOUT_MS, and a signing key is loaded.
+     * which /verify needs) within READY_TIMEOUT_MS, and a signing key is loaded; with
+     * TESSERA_READYZ_DELIVERY, no delivery channel is failing (its own attempts, no probe).
      */
     app.get('/readyz', async () => {
       try {
@@ -45,6 +54,14 @@ export function healthRoutes({ db, keys, revocations }: HealthRoutesDeps): Fasti
         throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'no signing key is loaded', {
           cause: error,
         });
+      }
+      const failing = delivery?.failing() ?? [];
+      if (failing.length > 0) {
+        throw new TesseraError(
+          503,
+          ErrorCodes.serviceUnavailable,
+          `OTP delivery is failing (${failing.join(', ')}): the provider refused the last attempts`,
+        );
       }
       return { status: 'ready' };
     });

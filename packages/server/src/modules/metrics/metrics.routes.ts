@@ -30,7 +30,7 @@ export function metricsRoutes(deps: {
           headers: { 'www-authenticate': 'Bearer realm="metrics"' },
         });
       }
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+      return reply.type(metrics.registry.contentType).send(await metrics.text());
     });
   };
 }

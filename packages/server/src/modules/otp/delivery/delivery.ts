@@ -46,9 +46,12 @@ export interface Delivery {
  */
 export class DeliveryError extends Error {
   override name = 'DeliveryError';
+  /** An HTTP provider's answer status, when it answered (logged and used by readiness). */
+  readonly status: number | undefined;
 
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; status?: number | undefined }) {
     super(message, options);
+    this.status = options?.status;
   }
 }
 

@@ -2,11 +2,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config/index.js';
 import { type Delivery, DeliveryError, type OtpMessage, type SecurityNotice } from './delivery.js';
 import { DevOutbox } from './dev-outbox.js';
+import { type ProviderNames, providerName } from './observed.js';
 import { HttpSmsDelivery } from './sms.js';
 import { SmtpDelivery } from './smtp.js';
 
 /** Sends each message through the provider of its channel. */
-class ChannelRouter implements Delivery {
+class ChannelRouter implements Delivery, ProviderNames {
   constructor(
     private readonly email: Delivery | undefined,
     private readonly sms: Delivery | undefined,
@@ -18,6 +19,11 @@ class ChannelRouter implements Delivery {
 
   notify(notice: SecurityNotice): Promise<void> {
     return this.#provider(notice.channel).then((provider) => provider.notify(notice));
+  }
+
+  /** The provider of a channel by name, for metrics and logs (`none` when not configured). */
+  providerFor(channel: OtpMessage['channel']): string {
+    return providerName(channel === 'email' ? this.email : this.sms);
   }
 
   #provider(channel: OtpMessage['channel']): Promise<Delivery> {

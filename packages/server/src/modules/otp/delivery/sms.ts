@@ -80,7 +80,7 @@ export class HttpSmsDelivery implements Delivery {
       const fields = { channel: 'sms', attempt, status: outcome.status };
       if (!outcome.retry || attempt >= 2) {
         this.#logger.warn(fields, `${what} not sent: ${outcome.message}`);
-        throw new DeliveryError(outcome.message, { cause: outcome.cause });
+        throw new DeliveryError(outcome.message, { cause: outcome.cause, status: outcome.status });
       }
       this.#logger.warn(fields, `${outcome.message}; retrying once`);
       await sleep(this.#retryDelayMs);
