@@ -80,7 +80,9 @@ export function requireSession(signInPath = '/signin'): RequestHandler {
 
 async function send(res: Response, answer: globalThis.Response): Promise<void> {
   res.status(answer.status);
-  for (const [name, value] of answer.headers) if (name !== 'set-cookie') res.set(name, value);
+  answer.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') res.set(name, value);
+  });
   for (const cookie of answer.headers.getSetCookie()) res.append('Set-Cookie', cookie);
   res.end(Buffer.from(await answer.arrayBuffer()));
 }

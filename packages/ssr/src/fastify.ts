@@ -44,7 +44,9 @@ export function tesseraRoutes(tessera: TesseraSsr): (scope: FastifyInstance) => 
       });
       if (!answer) return reply.code(404).send({ error: 'not_found', message: 'No such auth route' });
       reply.code(answer.status);
-      for (const [name, value] of answer.headers) if (name !== 'set-cookie') reply.header(name, value);
+      answer.headers.forEach((value, name) => {
+        if (name !== 'set-cookie') reply.header(name, value);
+      });
       for (const cookie of answer.headers.getSetCookie()) reply.header('set-cookie', cookie);
       return reply.send(Buffer.from(await answer.arrayBuffer()));
     };
