@@ -57,6 +57,7 @@ describe('React example (server-rendered, hydrated) in headless Chromium', {
   test('useSignIn signs in by OTP; useSession shows the user; a reload keeps the session', async () => {
     await page.getByLabel('E-mail').fill('react@example.com');
     await page.getByRole('button', { name: 'Send me a code' }).click();
+    await page.getByLabel('Code').waitFor(); // the code is sent once the form turned to step 2
     await page.getByLabel('Code').fill(tessera.lastCode('react@example.com'));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByTestId('signed-in').waitFor();
@@ -75,6 +76,7 @@ describe('React example (server-rendered, hydrated) in headless Chromium', {
     await page.getByTestId('signed-out').waitFor();
     await page.getByLabel('E-mail').fill('wrong-code@example.com');
     await page.getByRole('button', { name: 'Send me a code' }).click();
+    await page.getByLabel('Code').waitFor();
     const code = tessera.lastCode('wrong-code@example.com');
     await page.getByLabel('Code').fill(code === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
