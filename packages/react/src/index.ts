@@ -1,0 +1,10 @@
+/**
+ * `@tessera/react` — React bindings for `@tessera/client`: `<TesseraProvider>`, `useSession()`,
+ * `useUser()`, `useSignIn()`. Safe with server rendering: pass the session the server knows as
+ * `initialSession` and the first client render matches the server's HTML.
+ *
+ * @packageDocumentation
+ */
+export { type SignIn, useSession, useSignIn, useUser } from './hooks.js';
+export { TesseraProvider, type TesseraProviderProps } from './provider.js';
+export type { InitialSession, SessionClient, SessionState, TesseraUser } from './store.js';

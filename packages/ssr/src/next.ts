@@ -1,0 +1,127 @@
+import { cookieJar } from './cookies.js';
+import type { TesseraSession } from './session.js';
+import type { TesseraSsr } from './tessera-ssr.js';
+
+/**
+ * What Next's `cookies()` from `next/headers` gives a Server Component (a read-only store).
+ *
+ * @example
+ * ```ts
+ * const store: ReadonlyCookieStore = await cookies();
+ * ```
+ */
+export interface ReadonlyCookieStore {
+  get(name: string): { value: string } | undefined;
+}
+
+/**
+ * What {@link middlewareSession} returns for Next's `middleware.ts`.
+ *
+ * @example
+ * ```ts
+ * const { requestHeaders, setCookies, session }: MiddlewareSession = await middlewareSession(tessera, request);
+ * ```
+ */
+export interface MiddlewareSession {
+  session: TesseraSession | null;
+  /** The request headers to pass on with `NextResponse.next({ request: { headers } })`: their
+   * `Cookie` holds the renewed cookies, so Server Components rendering this request see them. */
+  requestHeaders: Headers;
+  /** `Set-Cookie` values to append to the response, so the browser stores the renewed cookies. */
+  setCookies: string[];
+}
+
+/**
+ * Route handlers for `app/auth/[...tessera]/route.ts` (the auth routes under `basePath`).
+ *
+ * @example
+ * ```ts
+ * // app/auth/[...tessera]/route.ts
+ * import { routeHandlers } from '@tessera/ssr/next';
+ * import { tessera } from '@/lib/tessera';
+ *
+ * export const { GET, POST } = routeHandlers(tessera);
+ * ```
+ */
+export function routeHandlers(tessera: TesseraSsr): {
+  GET: (request: Request) => Promise<Response>;
+  POST: (request: Request) => Promise<Response>;
+} {
+  const handle = async (request: Request) => {
+    const clientAddress = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim() || undefined;
+    return (
+      (await tessera.handle(request, { clientAddress })) ??
+      Response.json({ error: 'not_found', message: 'No such auth route' }, { status: 404 })
+    );
+  };
+  return { GET: handle, POST: handle };
+}
+
+/**
+ * Renews the session in Next's `middleware.ts`, the one place of the App Router that can both read
+ * the request and set cookies before Server Components render. Next's own objects are not needed:
+ * pass the request, then hand the results to `NextResponse`.
+ *
+ * @example
+ * ```ts
+ * // middleware.ts
+ * import { NextResponse, type NextRequest } from 'next/server';
+ * import { middlewareSession } from '@tessera/ssr/next';
+ * import { tessera } from '@/lib/tessera';
+ *
+ * export async function middleware(request: NextRequest) {
+ *   const { requestHeaders, setCookies } = await middlewareSession(tessera, request);
+ *   const response = NextResponse.next({ request: { headers: requestHeaders } });
+ *   for (const value of setCookies) response.headers.append('set-cookie', value);
+ *   return response;
+ * }
+ * export const config = { matcher: ['/((?!_next/static|_next/image|favicon.ico|auth/).*)'] };
+ * ```
+ */
+export async function middlewareSession(tessera: TesseraSsr, request: Request): Promise<MiddlewareSession> {
+  const jar = cookieJar(request.headers.get('cookie'));
+  const session = await tessera.getSession(jar);
+  tessera.csrfToken(jar);
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set('cookie', jar.cookieHeader());
+  return { session, requestHeaders, setCookies: jar.setCookies() };
+}
+
+/**
+ * Reads the session in a Server Component (or a Server Action) from Next's `cookies()`. It never
+ * renews — a Server Component cannot set cookies — so run {@link middlewareSession} in
+ * `middleware.ts` to keep the access cookie fresh.
+ *
+ * @example
+ * ```ts
+ * // app/account/page.tsx
+ * import { cookies } from 'next/headers';
+ * import { redirect } from 'next/navigation';
+ * import { readSession } from '@tessera/ssr/next';
+ *
+ * export default async function Account() {
+ *   const session = await readSession(tessera, await cookies());
+ *   if (!session) redirect('/signin');
+ *   return <p>Signed in as {session.user.identifier}</p>;
+ * }
+ * ```
+ */
+export async function readSession(
+  tessera: TesseraSsr,
+  store: ReadonlyCookieStore,
+): Promise<TesseraSession | null> {
+  return tessera.getSession({ get: (name) => store.get(name)?.value });
+}
+
+/**
+ * The CSRF token for a form rendered by a Server Component (the cookie is set by
+ * {@link middlewareSession}); null when the browser has none yet.
+ *
+ * @example
+ * ```tsx
+ * <input type="hidden" name="csrf_token" value={csrfTokenOf(tessera, await cookies()) ?? ''} />
+ * ```
+ */
+export function csrfTokenOf(tessera: TesseraSsr, store: ReadonlyCookieStore): string | null {
+  return store.get(tessera.cookieNames.csrf)?.value ?? null;
+}
