@@ -250,8 +250,9 @@ export class OtpService {
     }
     if (!(await this.repository.consume(challengeId, now))) throw challengeUsed();
     await this.#refundGuess(subject, everywhere);
+    const newUserId = randomUUID();
     const user = await this.users.signIn({
-      id: randomUUID(),
+      id: newUserId,
       project_id: project.id,
       identifier: attempt.identifier,
       identifier_type: attempt.channel === 'sms' ? 'phone' : 'email',
@@ -259,7 +260,13 @@ export class OtpService {
       created_at: now,
       last_sign_in_at: now,
     });
-    return this.signIn.complete(project, user, { method: 'OTP' }, { getOAuthToken, userTouched: true });
+    // The upsert returns the id it was given only to the one sign-in that created the row.
+    return this.signIn.complete(
+      project,
+      user,
+      { method: 'OTP' },
+      { getOAuthToken, userTouched: true, userCreated: user.id === newUserId },
+    );
   }
 
   /**
@@ -277,6 +284,7 @@ export class OtpService {
   ): Promise<SignInResult> {
     const limits = this.config.rateLimits;
     const parts = budgetParts(project, client);
+    const newUserId = randomUUID();
     const guess = await this.repository.guess(
       project.id,
       challengeId,
@@ -287,7 +295,7 @@ export class OtpService {
         day: { scope: GUESS_DAY, ...parts.network, ...windowOf(limits.otpGuessesPerNetworkDaily, now) },
         everywhere: { scope: GUESS_ALL, ...parts.everywhere, ...windowOf(limits.otpGuessesCeiling, now) },
       },
-      randomUUID(),
+      newUserId,
     );
     const { identifier, network, day, everywhere: ceiling, attempt, signedIn } = guess;
     if (identifier === undefined || !network) throw challengeNotFound();
@@ -320,6 +328,7 @@ export class OtpService {
       {
         getOAuthToken,
         userTouched: true,
+        userCreated: signedIn.user.id === newUserId,
         extras: {
           pin: signedIn.pin,
           claims: signedIn.claims,
