@@ -66,7 +66,10 @@ eachDialect('user.created', (dialect) => {
       // in, but only one of them creates the user.
       const challenges: Array<{ id: string; code: string }> = [];
       for (let i = 0; i < 6; i++) {
-        const started = await server.request('POST', '/v1/auth/otp/start', { body: { identifier: email }, headers });
+        const started = await server.request('POST', '/v1/auth/otp/start', {
+          body: { identifier: email },
+          headers,
+        });
         assert.equal(started.status, 200, started.text);
         challenges.push({ id: started.body.challenge_id, code: server.lastCode(email) });
       }

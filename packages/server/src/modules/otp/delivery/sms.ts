@@ -4,11 +4,11 @@ import type { Logger } from 'pino';
 import {
   type Delivery,
   DeliveryError,
-  lifetimeText,
   noticeText,
   type OtpMessage,
   type SecurityNotice,
 } from './delivery.js';
+import { renderOtpSms } from './templates/render.js';
 
 export interface HttpSmsDeliveryOptions {
   /** The provider's endpoint; receives `POST` with JSON `{ to, from, body }`. */
@@ -54,7 +54,7 @@ export class HttpSmsDelivery implements Delivery {
   }
 
   send(message: OtpMessage): Promise<void> {
-    return this.#deliver(message, smsText(message), 'OTP SMS');
+    return this.#deliver(message, renderOtpSms(message), 'OTP SMS');
   }
 
   notify(notice: SecurityNotice): Promise<void> {
@@ -135,8 +135,4 @@ function providerUrl(url: string): string {
     throw new TypeError('SMS provider url must not contain credentials; pass them as the token');
   }
   return parsed.href;
-}
-
-function smsText(message: OtpMessage): string {
-  return `${message.code} is your ${message.projectName} sign-in code. It expires in ${lifetimeText(message.expiresInSeconds)}.`;
 }
