@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { MAX_TEMPLATES_BYTES } from '../modules/otp/delivery/templates/validate.js';
 import { type Project, projectView } from '../modules/projects/project.js';
 import { ProjectsRepository } from '../modules/projects/projects.repository.js';
 import { ProjectsService } from '../modules/projects/projects.service.js';
@@ -32,7 +34,35 @@ function describe(project: Project): string {
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
+    `  message templates:   ${templatesSummary(project)}`,
   ].join('\n');
+}
+
+function templatesSummary(project: Project): string {
+  const templates = project.message_templates;
+  if (!templates) return 'built-in';
+  const locales = Object.keys(templates.locales).join(', ') || 'none';
+  const brand = templates.brand === undefined ? '' : `, brand ${templates.brand}`;
+  return `own texts for ${locales}${brand}`;
+}
+
+/** `--template-file <path>`: the JSON of a project's message templates (checked by the service). */
+function readTemplateFile(path: string): unknown {
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read the template file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
+  }
+  if (Buffer.byteLength(raw) > MAX_TEMPLATES_BYTES)
+    throw new UsageError(`the template file ${path} is larger than ${MAX_TEMPLATES_BYTES / 1024} KiB`);
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch (error) {
+    throw new UsageError(`the template file ${path} is not JSON: ${(error as Error).message}`);
+  }
 }
 
 interface SettingsOptions {
@@ -128,6 +158,11 @@ export function projectCommands(program: Command): void {
     .option('--no-numeric-auth-time', 'emit auth_time as a string of digits (the specification’s form)')
     .option('--device-requires-pin', 'require the PIN on every device sign-in')
     .option('--no-device-requires-pin', 'let a trusted device sign in alone')
+    .option(
+      '--template-file <path>',
+      'set the project’s OTP e-mail and SMS texts from a JSON file (docs/OPERATIONS.md#message-templates)',
+    )
+    .option('--clear-templates', 'go back to the built-in OTP e-mail and SMS texts')
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -137,8 +172,17 @@ export function projectCommands(program: Command): void {
           origin?: string[];
           addOrigin?: string[];
           removeOrigin?: string[];
+          templateFile?: string;
+          clearTemplates?: boolean;
         },
       ) => {
+        if (opts.templateFile !== undefined && opts.clearTemplates)
+          throw new UsageError('give either --template-file or --clear-templates, not both');
+        const messageTemplates = opts.clearTemplates
+          ? null
+          : opts.templateFile === undefined
+            ? undefined
+            : readTemplateFile(opts.templateFile);
         await withRuntime(async (runtime) => {
           const projects = service(runtime);
           const project = await resolve(projects, ref);
@@ -150,6 +194,7 @@ export function projectCommands(program: Command): void {
             rpId: opts.rpId,
             numericAuthTime: opts.numericAuthTime,
             deviceRequiresPin: opts.deviceRequiresPin,
+            messageTemplates,
           });
           console.log(
             opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,

@@ -2,6 +2,9 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { EVERY_COUNTRY, parseCountryList } from '../modules/otp/sms-countries.js';
+import { parseSmsProvider, type SmsProviderConfig } from './sms-provider.js';
+
+export type { SmsProviderConfig };
 
 /** Thrown for a configuration value that cannot be used; `message` is one line saying what to fix. */
 export class ConfigError extends Error {
@@ -64,6 +67,8 @@ export interface Config {
     smsUrl: string | undefined;
     smsToken: string | undefined;
     smsFrom: string | undefined;
+    /** The SMS provider (TESSERA_SMS_PROVIDER); `http` posts to smsUrl. Undefined: no SMS. */
+    smsProvider: SmsProviderConfig | undefined;
   };
   keys: {
     /** Seconds between publishing a new key and signing with it. */
@@ -424,6 +429,18 @@ export const KNOWN_VARIABLES: readonly string[] = [
   'TESSERA_SMS_URL',
   'TESSERA_SMS_TOKEN',
   'TESSERA_SMS_FROM',
+  'TESSERA_SMS_PROVIDER',
+  'TESSERA_TWILIO_ACCOUNT_SID',
+  'TESSERA_TWILIO_AUTH_TOKEN',
+  'TESSERA_TWILIO_URL',
+  'TESSERA_VONAGE_API_KEY',
+  'TESSERA_VONAGE_API_SECRET',
+  'TESSERA_VONAGE_URL',
+  'TESSERA_SNS_REGION',
+  'TESSERA_SNS_ACCESS_KEY_ID',
+  'TESSERA_SNS_SECRET_ACCESS_KEY',
+  'TESSERA_SNS_SESSION_TOKEN',
+  'TESSERA_SNS_URL',
   'TESSERA_WEBHOOK_BACKOFF',
   'TESSERA_WEBHOOK_TIMEOUT',
   'TESSERA_WEBHOOK_ALLOW_PRIVATE',
@@ -528,7 +545,9 @@ function parseConfig(env: Env): Readonly<Config> {
   }
   const smtpUrl = url(env, 'TESSERA_SMTP_URL', ['smtp:', 'smtps:']);
   const smsUrl = url(env, 'TESSERA_SMS_URL', ['http:', 'https:']);
-  const deliveryRaw = env.TESSERA_DELIVERY || (smtpUrl || smsUrl ? 'live' : 'dev');
+  const smsProvider = parseSmsProvider(env);
+  if (smsProvider && 'error' in smsProvider) throw new ConfigError(smsProvider.error);
+  const deliveryRaw = env.TESSERA_DELIVERY || (smtpUrl || smsProvider ? 'live' : 'dev');
   if (deliveryRaw !== 'dev' && deliveryRaw !== 'live') {
     throw new ConfigError(`TESSERA_DELIVERY must be dev or live, got "${deliveryRaw}"`);
   }
@@ -593,6 +612,7 @@ function parseConfig(env: Env): Readonly<Config> {
       smsUrl,
       smsToken: env.TESSERA_SMS_TOKEN || undefined,
       smsFrom: env.TESSERA_SMS_FROM || undefined,
+      smsProvider,
     },
     keys: {
       rotationDelay: int(env, 'TESSERA_KEY_ROTATION_DELAY', 86400, 0, 30 * 86400),

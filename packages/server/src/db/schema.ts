@@ -17,6 +17,8 @@ export interface ProjectTable {
   device_requires_pin: number;
   /** JSON array of ISO 3166-1 alpha-2 codes (or `*`) SMS codes may go to; null = TESSERA_SMS_COUNTRIES. */
   sms_countries: string | null;
+  /** JSON of the project's message templates (modules/otp/delivery/templates); null: built-in texts. */
+  message_templates: string | null;
   created_at: number;
   secret_rotated_at: number | null;
 }

@@ -8,6 +8,7 @@ import * as m006 from './2026-11-23-006-audit-events-created-at.js';
 import * as m007 from './2026-11-23-007-device-pin-policy.js';
 import * as m010 from './2026-11-23-010-unique-project-names.js';
 import * as m011 from './2026-11-23-011-sms-countries.js';
+import * as m012 from './2026-11-23-012-message-templates.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-007-device-pin-policy': m007,
   '2026-11-23-010-unique-project-names': m010,
   '2026-11-23-011-sms-countries': m011,
+  '2026-11-23-012-message-templates': m012,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -462,6 +462,7 @@ eachDialect('audit log', (dialect) => {
       'otp.sent',
       'signin.failed',
       'signin.succeeded',
+      'user.created',
     ]);
     const refreshFailures = await all(`&type=refresh.reuse_detected&from=${iso(phase.refresh!)}`);
     assert.equal(refreshFailures.length, 1);
@@ -772,7 +773,7 @@ eachDialect('webhooks', (dialect) => {
           .filter((r) => r.path === path)
           .map((r) => JSON.parse(r.body).type as string)
           .sort();
-      await waitFor('every delivery', async () => receiver.received.length >= 5);
+      await waitFor('every delivery', async () => receiver.received.length >= 6);
       // Whatever else may still come, nothing outside a subscription ever arrives.
       await waitFor('all deliveries to finish', async () => {
         const rows = await server.storage.db.kysely
@@ -783,7 +784,7 @@ eachDialect('webhooks', (dialect) => {
         return rows.length === 0;
       });
       assert.deepEqual(typesAt('/refresh'), ['refresh']);
-      assert.deepEqual(typesAt('/all'), ['otp.sent', 'refresh', 'signin.succeeded']);
+      assert.deepEqual(typesAt('/all'), ['otp.sent', 'refresh', 'signin.succeeded', 'user.created']);
       assert.deepEqual(typesAt('/signins'), ['signin.succeeded']);
       const refreshDeliveries = await api('GET', `/v1/webhooks/${refreshOnly.webhook_id}/deliveries`);
       assert.deepEqual(

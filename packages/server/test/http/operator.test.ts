@@ -135,6 +135,7 @@ eachDialect('operator API', (dialect) => {
         'api_key_id',
         'created_at',
         'device_requires_pin',
+        'message_templates',
         'name',
         'numeric_auth_time',
         'origins',

@@ -69,6 +69,7 @@ describe('loadConfig defaults', () => {
       smsUrl: undefined,
       smsToken: undefined,
       smsFrom: undefined,
+      smsProvider: undefined,
     });
     assert.deepEqual(config.keys, { rotationDelay: 86400, rotationPeriod: 0 });
     assert.deepEqual(config.webhooks, {

@@ -43,6 +43,11 @@ export interface AuditEvents {
   'passkey.removed': { passkey_id: string; sessions_revoked: number };
   /** `names`: the claim names now set, comma-separated (empty when all were removed). */
   'claims.changed': { names: string };
+  /**
+   * A sign-in created the user (a first OTP sign-in): recorded once per user, before that sign-in's
+   * `signin.succeeded`, so integrators can tell sign-ups from sign-ins.
+   */
+  'user.created': { method: SignInMethod; identifier_type: 'email' | 'phone' };
   'user.updated': { field: 'client_user_id' };
   'user.deleted': { sessions_revoked: number };
   /** A signing-key rotation, recorded for every project. */
@@ -74,6 +79,7 @@ const TYPES: Record<AuditEventType, true> = {
   'passkey.added': true,
   'passkey.removed': true,
   'claims.changed': true,
+  'user.created': true,
   'user.updated': true,
   'user.deleted': true,
   'key.rotated': true,

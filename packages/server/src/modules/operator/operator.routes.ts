@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.js';
+import { MAX_TEMPLATES_BYTES } from '../otp/delivery/templates/validate.js';
 import { projectView } from '../projects/project.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
@@ -20,6 +21,10 @@ const UpdateBody = Type.Object(
     origins: Type.Optional(Origins),
     add_origins: Type.Optional(Origins),
     remove_origins: Type.Optional(Origins),
+    /** Checked by the service (unknown placeholders, sizes), which names what is wrong. */
+    message_templates: Type.Optional(
+      Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    ),
     ...Settings,
   },
   { additionalProperties: false },
@@ -36,6 +41,7 @@ const ProjectView = Type.Object({
   device_requires_pin: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   secret_rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  message_templates: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
 });
 const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
 const tags = ['operator'];
@@ -99,9 +105,11 @@ export function operatorRoutes(deps: {
     app.patch(
       '/v1/operator/projects/:api_key_id',
       {
+        // Message templates (HTML e-mails) are larger than other bodies; parseMessageTemplates caps them.
+        bodyLimit: MAX_TEMPLATES_BYTES + 64 * 1024,
         schema: {
           tags,
-          summary: 'Change a project’s name, origins, relying-party id or policies',
+          summary: 'Change a project’s name, origins, relying-party id, policies or message templates',
           params: Params,
           body: UpdateBody,
           response: { 200: ProjectView },
@@ -117,6 +125,7 @@ export function operatorRoutes(deps: {
           rpId: body.rp_id,
           numericAuthTime: body.numeric_auth_time,
           deviceRequiresPin: body.device_requires_pin,
+          messageTemplates: body.message_templates,
         });
         request.log.info(
           { api_key_id: updated.api_key_id, fields: Object.keys(body) },

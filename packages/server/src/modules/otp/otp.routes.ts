@@ -2,12 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
+import { acceptedLanguages } from './delivery/templates/locale.js';
 import type { OtpService } from './otp.service.js';
 
 const Start = Type.Object({
   identifier: Type.String({ minLength: 1, maxLength: 320 }),
   /** A CAPTCHA response or app-attestation token for TESSERA_OTP_START_VERIFIER_URL. */
   challenge_token: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })),
+  /** The language of the message (BCP 47, e.g. `fr` or `pt-BR`); else the Accept-Language header. */
+  locale: Type.Optional(
+    Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}$' }),
+  ),
 });
 const Complete = Type.Object({
   challenge_id: Type.String({ minLength: 1, maxLength: 100 }),
@@ -19,10 +24,16 @@ export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }):
   return async (app) => {
     const preHandler = [hooks.ipLimit('otp'), hooks.project];
     app.post('/v1/auth/otp/start', { schema: { body: Start }, preHandler }, async (request) =>
-      otp.start(request.project, request.body.identifier, clientNetwork(request.ip), {
-        challengeToken: request.body.challenge_token,
-        ip: request.ip,
-      }),
+      otp.start(
+        request.project,
+        request.body.identifier,
+        clientNetwork(request.ip),
+        { challengeToken: request.body.challenge_token, ip: request.ip },
+        [
+          ...(request.body.locale ? [request.body.locale] : []),
+          ...acceptedLanguages(request.headers['accept-language']),
+        ],
+      ),
     );
     app.post('/v1/auth/otp/complete', { schema: { body: Complete }, preHandler }, async (request) =>
       otp.complete(

@@ -7,10 +7,12 @@ import type { ClientNetwork } from '../../net/client-network.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
+import { webOtpDomain } from '../projects/project-settings.js';
 import { rateLimitKey, refundWrite, secondsLeft } from '../rate-limits/rate-limits.repository.js';
 import type { SignInService } from '../sign-in/sign-in.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.js';
+import { chooseLocale } from './delivery/templates/locale.js';
 import { type Identifier, normaliseIdentifier } from './identifier.js';
 import type { OtpRepository } from './otp.repository.js';
 import { SendBudget, type SendOutcome, SendRefused } from './send-budget.js';
@@ -59,17 +61,19 @@ export class OtpService {
 
   /**
    * Sends a code, after the checks in {@link OtpService.#admit}. Every outcome, sent or refused,
-   * is reported to the send listeners (metrics); invalid identifiers are not.
+   * is reported to the send listeners (metrics); invalid identifiers are not. `languages`: the
+   * user's, best first (the request's `locale`, then Accept-Language), for the message's locale.
    */
   async start(
     project: Project,
     rawIdentifier: string,
     client: ClientNetwork,
     evidence: StartEvidence = {},
+    languages: readonly string[] = [],
   ): Promise<OtpStarted> {
     const identifier = normaliseIdentifier(rawIdentifier);
     try {
-      const started = await this.#send(project, identifier, client, evidence);
+      const started = await this.#send(project, identifier, client, evidence, languages);
       this.#report(identifier.channel, 'sent');
       return started;
     } catch (error) {
@@ -92,6 +96,7 @@ export class OtpService {
     identifier: Identifier,
     client: ClientNetwork,
     evidence: StartEvidence,
+    languages: readonly string[],
   ): Promise<OtpStarted> {
     const everywhere = `${project.id}\0${identifier.value}`;
     const subject = `${everywhere}\0${client}`;
@@ -118,6 +123,9 @@ export class OtpService {
         code,
         projectName: project.name,
         expiresInSeconds: ttl,
+        locale: chooseLocale(languages, project.message_templates),
+        templates: project.message_templates,
+        ...(identifier.channel === 'sms' ? { webOtpDomain: webOtpDomain(project) } : {}),
       });
     } catch (error) {
       await this.repository.consume(id, now);
@@ -250,8 +258,9 @@ export class OtpService {
     }
     if (!(await this.repository.consume(challengeId, now))) throw challengeUsed();
     await this.#refundGuess(subject, everywhere);
+    const newUserId = randomUUID();
     const user = await this.users.signIn({
-      id: randomUUID(),
+      id: newUserId,
       project_id: project.id,
       identifier: attempt.identifier,
       identifier_type: attempt.channel === 'sms' ? 'phone' : 'email',
@@ -259,7 +268,13 @@ export class OtpService {
       created_at: now,
       last_sign_in_at: now,
     });
-    return this.signIn.complete(project, user, { method: 'OTP' }, { getOAuthToken, userTouched: true });
+    // The upsert returns the id it was given only to the one sign-in that created the row.
+    return this.signIn.complete(
+      project,
+      user,
+      { method: 'OTP' },
+      { getOAuthToken, userTouched: true, userCreated: user.id === newUserId },
+    );
   }
 
   /**
@@ -277,6 +292,7 @@ export class OtpService {
   ): Promise<SignInResult> {
     const limits = this.config.rateLimits;
     const parts = budgetParts(project, client);
+    const newUserId = randomUUID();
     const guess = await this.repository.guess(
       project.id,
       challengeId,
@@ -287,7 +303,7 @@ export class OtpService {
         day: { scope: GUESS_DAY, ...parts.network, ...windowOf(limits.otpGuessesPerNetworkDaily, now) },
         everywhere: { scope: GUESS_ALL, ...parts.everywhere, ...windowOf(limits.otpGuessesCeiling, now) },
       },
-      randomUUID(),
+      newUserId,
     );
     const { identifier, network, day, everywhere: ceiling, attempt, signedIn } = guess;
     if (identifier === undefined || !network) throw challengeNotFound();
@@ -320,6 +336,7 @@ export class OtpService {
       {
         getOAuthToken,
         userTouched: true,
+        userCreated: signedIn.user.id === newUserId,
         extras: {
           pin: signedIn.pin,
           claims: signedIn.claims,

@@ -97,3 +97,18 @@ export function defaultRpId(origins: readonly string[]): string | null {
   const web = origins.find((o) => !ANDROID_ORIGIN.test(o));
   return web ? new URL(web).hostname : null;
 }
+
+/**
+ * The domain of the WebOTP line (`@<domain> #<code>`) of a project's SMS: the relying-party id
+ * when it is the host of one of the project's web origins, else the first web origin's host;
+ * undefined for a project without web origins. The browser offers the code only on a page whose
+ * origin's host is exactly this domain (https://wicg.github.io/web-otp/#origin-bound-one-time-codes).
+ */
+export function webOtpDomain(project: {
+  rp_id: string | null;
+  origins: readonly string[];
+}): string | undefined {
+  const hosts = project.origins.filter((o) => !ANDROID_ORIGIN.test(o)).map((o) => new URL(o).hostname);
+  if (project.rp_id !== null && hosts.includes(project.rp_id)) return project.rp_id;
+  return hosts[0];
+}

@@ -1,11 +1,14 @@
 import type { ProjectRow } from '../../db/schema.js';
+import type { MessageTemplates } from '../otp/delivery/templates/types.js';
 
 /** A project as the services see it: its allowed origins parsed once, by the repository. */
-export interface Project extends Omit<ProjectRow, 'origins' | 'sms_countries'> {
+export interface Project extends Omit<ProjectRow, 'origins' | 'sms_countries' | 'message_templates'> {
   /** Allowed browser origins (scheme://host[:port]), exact match. */
   readonly origins: readonly string[];
   /** Countries SMS codes may go to (ISO 3166-1 alpha-2, `*` for all); null: the server's default. */
   readonly sms_countries: readonly string[] | null;
+  /** The project's own OTP message texts and brand; null: the built-in texts. */
+  readonly message_templates: MessageTemplates | null;
 }
 
 export function toProject(row: ProjectRow): Project {
@@ -13,6 +16,8 @@ export function toProject(row: ProjectRow): Project {
     ...row,
     origins: JSON.parse(row.origins) as string[],
     sms_countries: row.sms_countries === null ? null : (JSON.parse(row.sms_countries) as string[]),
+    message_templates:
+      row.message_templates === null ? null : (JSON.parse(row.message_templates) as MessageTemplates),
   };
 }
 
@@ -32,6 +37,8 @@ export interface ProjectView {
   device_requires_pin: boolean;
   created_at: string;
   secret_rotated_at: string | null;
+  /** The project's own message texts (null: built-in). */
+  message_templates: MessageTemplates | null;
 }
 
 export function projectView(project: Project): ProjectView {
@@ -46,5 +53,6 @@ export function projectView(project: Project): ProjectView {
     created_at: new Date(project.created_at).toISOString(),
     secret_rotated_at:
       project.secret_rotated_at === null ? null : new Date(project.secret_rotated_at).toISOString(),
+    message_templates: project.message_templates,
   };
 }

@@ -4,7 +4,10 @@ import { type Project, toProject } from './project.js';
 
 /** The settings an update may change. */
 export type ProjectUpdate = Partial<
-  Pick<Project, 'name' | 'origins' | 'rp_id' | 'numeric_auth_time' | 'device_requires_pin'>
+  Pick<
+    Project,
+    'name' | 'origins' | 'rp_id' | 'numeric_auth_time' | 'device_requires_pin' | 'message_templates'
+  >
 >;
 
 /** A unique index refused the write (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
@@ -23,6 +26,8 @@ export class ProjectsRepository {
         ...project,
         origins: JSON.stringify(project.origins),
         sms_countries: project.sms_countries === null ? null : JSON.stringify(project.sms_countries),
+        message_templates:
+          project.message_templates === null ? null : JSON.stringify(project.message_templates),
       })
       .execute();
   }
@@ -91,10 +96,14 @@ export class ProjectsRepository {
       if (!row) return undefined;
       const project = toProject(row);
       const fields = change(project);
-      const { origins, ...rest } = fields;
+      const { origins, message_templates: templates, ...rest } = fields;
       await trx
         .updateTable('projects')
-        .set({ ...rest, ...(origins ? { origins: JSON.stringify(origins) } : {}) })
+        .set({
+          ...rest,
+          ...(origins ? { origins: JSON.stringify(origins) } : {}),
+          ...(templates !== undefined ? { message_templates: templates && JSON.stringify(templates) } : {}),
+        })
         .where('id', '=', project.id)
         .execute();
       await notifyChange(trx, Channels.projects, { id: project.id, api_key_id: project.api_key_id });

@@ -4,6 +4,7 @@ import { randomToken, randomUUID } from '../../crypto/random.js';
 import { Channels, type NoticeListener } from '../../db/notifications.js';
 import { isDatabaseUnavailable, OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
+import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
 import { parseCountryList } from '../otp/sms-countries.js';
 import type { Project } from './project.js';
 import {
@@ -47,6 +48,11 @@ export interface ProjectChanges {
   rpId?: string;
   numericAuthTime?: boolean;
   deviceRequiresPin?: boolean;
+  /**
+   * The project's own OTP message texts (docs/OPERATIONS.md#message-templates), checked by
+   * parseMessageTemplates; null returns to the built-in texts.
+   */
+  messageTemplates?: unknown;
 }
 
 const projectNotFound = () =>
@@ -94,6 +100,7 @@ export class ProjectsService {
       numeric_auth_time: input.numericAuthTime ? 1 : 0,
       device_requires_pin: input.deviceRequiresPin ? 1 : 0,
       sms_countries: smsCountries,
+      message_templates: null,
       created_at: this.now(),
       secret_rotated_at: null,
     };
@@ -149,11 +156,14 @@ export class ProjectsService {
     const replacing = changes.origins !== undefined;
     if (replacing && (changes.addOrigins?.length || changes.removeOrigins?.length))
       throw badRequest('give either the whole list of origins or origins to add and remove, not both');
-    const settings: ProjectUpdate = {};
+    const settings: { -readonly [K in keyof ProjectUpdate]: ProjectUpdate[K] } = {};
     if (changes.rpId !== undefined) settings.rp_id = normaliseRpId(changes.rpId);
     if (changes.numericAuthTime !== undefined) settings.numeric_auth_time = changes.numericAuthTime ? 1 : 0;
     if (changes.deviceRequiresPin !== undefined)
       settings.device_requires_pin = changes.deviceRequiresPin ? 1 : 0;
+    if (changes.messageTemplates !== undefined)
+      settings.message_templates =
+        changes.messageTemplates === null ? null : parseMessageTemplates(changes.messageTemplates);
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

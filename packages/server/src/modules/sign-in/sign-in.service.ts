@@ -72,10 +72,18 @@ export class SignInService {
     project: Project,
     user: User,
     proof: SignInProof,
-    options: { getOAuthToken: boolean; userTouched?: boolean; extras?: SignInExtras },
+    options: { getOAuthToken: boolean; userTouched?: boolean; userCreated?: boolean; extras?: SignInExtras },
   ): Promise<SignInResult> {
     const extras = options.extras ?? {};
     await this.#admit(project, user, proof);
+    if (options.userCreated) {
+      await this.deps.audit.record({
+        projectId: project.id,
+        userId: user.id,
+        type: 'user.created',
+        data: { method: proof.method, identifier_type: user.identifier_type },
+      });
+    }
     if (!options.userTouched) await this.deps.users.touchSignIn(user.id, this.deps.now());
     await this.#afterSignIn(project, user, proof, extras.pin);
     const event: AuditEvent = {

@@ -1,3 +1,5 @@
+import type { MessageTemplates } from './templates/types.js';
+
 export type Channel = 'email' | 'sms';
 
 /** One one-time sign-in code on its way to a user. */
@@ -10,6 +12,12 @@ export interface OtpMessage {
   /** Shown to the user ("Your Acme sign-in code"). */
   projectName: string;
   expiresInSeconds: number;
+  /** Language the message is written in (a BCP 47 tag, lower case); `en` when absent. */
+  locale?: string;
+  /** The project's own texts and brand, overriding the built-in ones (templates/). */
+  templates?: MessageTemplates | null;
+  /** SMS: the domain of the WebOTP line `@<domain> #<code>` that ends the text, when set. */
+  webOtpDomain?: string;
 }
 
 /** What a security notice tells the user happened to their account. */

@@ -5,6 +5,9 @@ import { DevOutbox } from './dev-outbox.js';
 import { type ProviderNames, providerName } from './observed.js';
 import { HttpSmsDelivery } from './sms.js';
 import { SmtpDelivery } from './smtp.js';
+import { SnsSmsDelivery } from './sns.js';
+import { TwilioSmsDelivery } from './twilio.js';
+import { VonageSmsDelivery } from './vonage.js';
 
 /** Sends each message through the provider of its channel. */
 class ChannelRouter implements Delivery, ProviderNames {
@@ -46,10 +49,45 @@ export function createDelivery(config: Config['delivery'], logger: Logger): Deli
   if (config.mode === 'dev') return new DevOutbox({}, logger);
   return new ChannelRouter(
     config.smtpUrl ? new SmtpDelivery({ url: config.smtpUrl, from: config.mailFrom }, logger) : undefined,
-    config.smsUrl
-      ? new HttpSmsDelivery({ url: config.smsUrl, token: config.smsToken, from: config.smsFrom }, logger)
-      : undefined,
+    smsDelivery(config, logger),
   );
+}
+
+/** The SMS adapter TESSERA_SMS_PROVIDER names (config/sms-provider.ts checked its settings). */
+function smsDelivery(config: Config['delivery'], logger: Logger): Delivery | undefined {
+  const provider = config.smsProvider;
+  const from = config.smsFrom ?? '';
+  switch (provider?.kind) {
+    case undefined:
+      return undefined;
+    case 'http':
+      return new HttpSmsDelivery(
+        { url: config.smsUrl ?? '', token: config.smsToken, from: config.smsFrom },
+        logger,
+      );
+    case 'twilio':
+      return new TwilioSmsDelivery(
+        { ...provider, from, ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}) },
+        logger,
+      );
+    case 'vonage':
+      return new VonageSmsDelivery(
+        { ...provider, from, ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}) },
+        logger,
+      );
+    case 'sns':
+      return new SnsSmsDelivery(
+        {
+          region: provider.region,
+          accessKeyId: provider.accessKeyId,
+          secretAccessKey: provider.secretAccessKey,
+          ...(provider.sessionToken ? { sessionToken: provider.sessionToken } : {}),
+          ...(provider.endpoint ? { endpoint: provider.endpoint } : {}),
+          ...(config.smsFrom ? { senderId: config.smsFrom } : {}),
+        },
+        logger,
+      );
+  }
 }
 
 export { type Delivery, DeliveryError, DevOutbox, type SecurityNotice };

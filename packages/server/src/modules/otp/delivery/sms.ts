@@ -1,122 +1,41 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import {
-  type Delivery,
-  DeliveryError,
-  lifetimeText,
-  noticeText,
-  type OtpMessage,
-  type SecurityNotice,
-} from './delivery.js';
+import { type SmsHttpOptions, SmsHttpProvider, type SmsRequest } from './sms-http.js';
 
-export interface HttpSmsDeliveryOptions {
+export interface HttpSmsDeliveryOptions extends SmsHttpOptions {
   /** The provider's endpoint; receives `POST` with JSON `{ to, from, body }`. */
   url: string;
   /** Sent as `Authorization: Bearer <token>` when given. */
   token?: string;
   /** Sender id or number passed to the provider; left out of the request when not set. */
   from?: string;
-  /** Limit for each request, answer headers included. Default 10 000 ms. */
-  timeoutMs?: number;
-  /** Pause before the single retry after a 5xx or a network error. Default 250 ms. */
-  retryDelayMs?: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_RETRY_DELAY_MS = 250;
-
-type Attempt =
-  | { ok: true }
-  | { ok: false; retry: boolean; message: string; status?: number; cause?: unknown };
-
 /**
- * Sends OTP text messages through an HTTP SMS gateway. One retry, with the same
- * `Idempotency-Key`, after a 5xx answer or a network error; none after a 4xx (the request
- * itself is wrong) or a timeout (the provider may have taken it, and the user is waiting).
+ * Sends OTP text messages through a generic HTTP SMS gateway: `POST <url>` with JSON
+ * `{ to, from, body }`. The single retry (see SmsHttpProvider) carries the same `Idempotency-Key`.
+ * The answer body is never read: providers may echo the message text, and so the code.
  */
-export class HttpSmsDelivery implements Delivery {
+export class HttpSmsDelivery extends SmsHttpProvider {
   readonly #url: string;
   readonly #token: string | undefined;
   readonly #from: string | undefined;
-  readonly #timeoutMs: number;
-  readonly #retryDelayMs: number;
-  readonly #logger: Logger;
-  #closed = false;
 
   constructor(options: HttpSmsDeliveryOptions, logger: Logger) {
+    super('SMS provider', options, logger);
     this.#url = providerUrl(options.url);
     this.#token = options.token;
     this.#from = options.from;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
-    this.#logger = logger;
   }
 
-  send(message: OtpMessage): Promise<void> {
-    return this.#deliver(message, smsText(message), 'OTP SMS');
-  }
-
-  notify(notice: SecurityNotice): Promise<void> {
-    return this.#deliver(notice, noticeText(notice).text, 'security notice SMS');
-  }
-
-  async #deliver(message: { to: string; channel: string }, text: string, what: string): Promise<void> {
-    if (this.#closed) throw new DeliveryError('SMS delivery is closed');
-    if (message.channel !== 'sms') throw new DeliveryError('HTTP SMS delivery only sends SMS');
-    const body = JSON.stringify({ to: message.to, from: this.#from, body: text });
+  protected prepare(to: string, text: string): () => SmsRequest {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'Idempotency-Key': randomUUID(),
     };
     if (this.#token !== undefined) headers['Authorization'] = `Bearer ${this.#token}`;
-
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#post(body, headers);
-      if (outcome.ok) {
-        this.#logger.debug({ channel: 'sms', attempt }, `${what} accepted by the provider`);
-        return;
-      }
-      const fields = { channel: 'sms', attempt, status: outcome.status };
-      if (!outcome.retry || attempt >= 2) {
-        this.#logger.warn(fields, `${what} not sent: ${outcome.message}`);
-        throw new DeliveryError(outcome.message, { cause: outcome.cause, status: outcome.status });
-      }
-      this.#logger.warn(fields, `${outcome.message}; retrying once`);
-      await sleep(this.#retryDelayMs);
-    }
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-  }
-
-  async #post(body: string, headers: Record<string, string>): Promise<Attempt> {
-    let response: Response;
-    try {
-      response = await fetch(this.#url, {
-        method: 'POST',
-        headers,
-        body,
-        // A redirect would carry the token elsewhere; treat it as an answer instead.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (err) {
-      if (err instanceof Error && err.name === 'TimeoutError') {
-        return { ok: false, retry: false, message: 'SMS provider timed out', cause: err };
-      }
-      return { ok: false, retry: true, message: 'SMS provider could not be reached', cause: err };
-    }
-    // The answer body is never read: providers may echo the message text, and so the code.
-    await response.body?.cancel().catch(() => undefined);
-    if (response.ok) return { ok: true };
-    return {
-      ok: false,
-      retry: response.status >= 500,
-      message: `SMS provider answered ${response.status}`,
-      status: response.status,
-    };
+    const request = { url: this.#url, headers, body: JSON.stringify({ to, from: this.#from, body: text }) };
+    return () => request;
   }
 }
 
@@ -135,8 +54,4 @@ function providerUrl(url: string): string {
     throw new TypeError('SMS provider url must not contain credentials; pass them as the token');
   }
   return parsed.href;
-}
-
-function smsText(message: OtpMessage): string {
-  return `${message.code} is your ${message.projectName} sign-in code. It expires in ${lifetimeText(message.expiresInSeconds)}.`;
 }

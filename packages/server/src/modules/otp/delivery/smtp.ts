@@ -4,11 +4,11 @@ import type { Logger } from 'pino';
 import {
   type Delivery,
   DeliveryError,
-  lifetimeText,
   noticeText,
   type OtpMessage,
   type SecurityNotice,
 } from './delivery.js';
+import { escapeHtml, renderOtpEmail } from './templates/render.js';
 
 export interface SmtpDeliveryOptions {
   /**
@@ -40,7 +40,7 @@ export class SmtpDelivery implements Delivery {
   }
 
   send(message: OtpMessage): Promise<void> {
-    return this.#deliver(message, compose(message), 'OTP e-mail');
+    return this.#deliver(message, renderOtpEmail(message), 'OTP e-mail');
   }
 
   notify(notice: SecurityNotice): Promise<void> {
@@ -114,38 +114,6 @@ function decodeUrlPart(part: string): string {
   } catch {
     throw new TypeError('SMTP url has a malformed %-escape in its user or password');
   }
-}
-
-function compose(message: OtpMessage): { subject: string; text: string; html: string } {
-  const lifetime = lifetimeText(message.expiresInSeconds);
-  const project = escapeHtml(message.projectName);
-  const code = escapeHtml(message.code);
-  return {
-    subject: `Your ${message.projectName} sign-in code`,
-    text: [
-      `Your ${message.projectName} sign-in code is:`,
-      '',
-      message.code,
-      '',
-      `It expires in ${lifetime}.`,
-      '',
-      'If you did not ask for this code, you can ignore this e-mail.',
-      '',
-    ].join('\n'),
-    html: [
-      '<!doctype html>',
-      `<html><body style="font-family: sans-serif">`,
-      `<p>Your ${project} sign-in code is:</p>`,
-      `<p style="font-size: 24px; font-weight: bold; letter-spacing: 4px">${code}</p>`,
-      `<p>It expires in ${lifetime}.</p>`,
-      '<p>If you did not ask for this code, you can ignore this e-mail.</p>',
-      '</body></html>',
-    ].join('\n'),
-  };
-}
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 interface SmtpFailure {
