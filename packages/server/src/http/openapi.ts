@@ -149,4 +149,5 @@ export const OAUTH_CONSUMES = ['application/x-www-form-urlencoded', 'application
 export const NoContent = Type.Unsafe<undefined>({ type: 'null', description: 'No content' });
 
 /** A `{ <name>: T[] }` list answer. */
-export const ListOf = <T extends TSchema>(name: string, item: T) => Type.Object({ [name]: Type.Array(item) });
+export const ListOf = <K extends string, T extends TSchema>(name: K, item: T) =>
+  Type.Object({ [name]: Type.Array(item) } as { [key in K]: TArray<T> });

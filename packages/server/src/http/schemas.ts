@@ -1,5 +1,5 @@
-import { ErrorCodes } from '@tessera/core';
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ErrorCodes } from '@tessera/core';
 
 /**
  * Schemas shared by several routes, registered once on the root (`app.addSchema`) and referred to

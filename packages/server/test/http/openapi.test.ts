@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { validate } from '@readme/openapi-parser';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { Type } from '@sinclair/typebox';
 import Fastify from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
@@ -35,7 +35,7 @@ test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully des
     const doc = await documentOf(server);
     assert.equal(doc.openapi, '3.1.0');
     const result = await validate(structuredClone(doc));
-    assert.ok(result.valid, JSON.stringify(result.errors, null, 2));
+    assert.ok(result.valid, result.valid ? '' : compileErrors(result));
 
     const schemes = doc.components.securitySchemes;
     assert.deepEqual(schemes.apiKey, { type: 'apiKey', in: 'header', name: 'API_KEY_ID' });

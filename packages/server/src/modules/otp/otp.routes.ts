@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { clientNetwork } from '../../net/client-network.js';
 import { security } from '../../http/openapi.js';
 import { SignInResult } from '../../http/schemas.js';
+import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { OtpService } from './otp.service.js';
 
