@@ -90,7 +90,7 @@ export async function buildApp(
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  await registerCommon(app, ctx);
+  await registerCommon(app, ctx, { checkResponses: deps.checkResponses });
   // Before any route: app.close() then waits for running handlers, so storage closes after them
   // (registerCommon's preClose, which refuses new requests, runs first).
   trackInFlight(app);

@@ -54,6 +54,11 @@ export interface AppDeps {
   now?: () => number;
   /** How long the revocation list is trusted without a re-read, in ms (polled twice as often; default 1000). */
   revocationMaxStaleMs?: number;
+  /**
+   * Tests: fail an answer whose response schema would drop or change a member
+   * (src/http/response-contract.ts). Never in production.
+   */
+  checkResponses?: boolean;
 }
 
 /** The services and route hooks, built once and shared by the route modules. */

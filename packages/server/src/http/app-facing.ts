@@ -7,6 +7,7 @@ import { pinRoutes } from '../modules/pin/pin.routes.js';
 import { meRoutes } from '../modules/session/me.routes.js';
 import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
 import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+import { documentErrors } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
 /**
@@ -18,6 +19,7 @@ import { notFoundUnder } from './scope.js';
 export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
+    scope.addHook('onRoute', documentErrors('problem'));
     scope.addHook('onRequest', corsHook(projectOrigins((origin) => ctx.projects.isKnownOrigin(origin))));
     preflightRoutes(
       scope,

@@ -6,6 +6,8 @@ import type { Config } from '../config/index.js';
 import { serviceUnavailable } from '../errors.js';
 import type { Metrics } from '../modules/metrics/metrics.js';
 import { problemCodeOf, problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+import { registerSchemas, swaggerOptions } from './openapi.js';
+import { checkResponseContract } from './response-contract.js';
 
 /** Seconds a client is told to wait before retrying a request refused during shutdown. */
 const RETRY_AFTER_CLOSING = 1;
@@ -37,6 +39,7 @@ export function maskedPath(url: string): string {
 export async function registerCommon(
   app: FastifyInstance,
   deps: { config: Readonly<Config>; metrics: Metrics },
+  options: { checkResponses?: boolean } = {},
 ): Promise<void> {
   const { config, metrics } = deps;
   app.setErrorHandler(problemErrorHandler);
@@ -81,11 +84,9 @@ export async function registerCommon(
     request.log[level](line, 'request completed');
   });
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Tessera', version: '0.1.0', description: 'Authentication token service' },
-      servers: [{ url: config.issuer }],
-    },
-  });
+  if (options.checkResponses) checkResponseContract(app);
+
+  await app.register(swagger, swaggerOptions(config.issuer));
+  registerSchemas(app);
   await app.register(formbody, { bodyLimit: config.bodyLimit });
 }

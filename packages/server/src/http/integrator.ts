@@ -4,6 +4,7 @@ import { auditRoutes } from '../modules/audit/audit.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { problemErrorHandler } from '../plugins/error-handler.js';
+import { documentErrors, documentSecurity } from './openapi.js';
 
 /**
  * The integrator family: the project's own servers, with HTTP Basic (API key id and secret) on
@@ -12,6 +13,8 @@ import { problemErrorHandler } from '../plugins/error-handler.js';
 export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
+    scope.addHook('onRoute', documentErrors('problem'));
+    scope.addHook('onRoute', documentSecurity('basic'));
     scope.addHook('preHandler', ctx.hooks.integrator);
 
     await scope.register(

@@ -5,6 +5,7 @@ import { oauthRoutes } from '../modules/session/oauth.routes.js';
 import { requireClient } from '../plugins/client-auth.js';
 import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
 import { oauthErrorHandler, oauthNotFound } from '../plugins/error-handler.js';
+import { documentErrors } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
 /**
@@ -16,6 +17,7 @@ import { notFoundUnder } from './scope.js';
 export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(oauthErrorHandler);
+    scope.addHook('onRoute', documentErrors('oauth'));
     await notFoundUnder(scope, ['/oauth/'], oauthNotFound);
 
     await scope.register(async (browser) => {

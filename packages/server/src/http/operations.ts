@@ -4,6 +4,7 @@ import { devRoutes } from '../modules/dev/dev.routes.js';
 import { docsRoutes } from '../modules/docs/docs.routes.js';
 import { metricsRoutes } from '../modules/metrics/metrics.routes.js';
 import { problemErrorHandler } from '../plugins/error-handler.js';
+import { documentErrors } from './openapi.js';
 
 /**
  * The operations family: Prometheus metrics (Bearer metrics token; in production none without
@@ -13,6 +14,7 @@ import { problemErrorHandler } from '../plugins/error-handler.js';
 export function operationsFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
+    scope.addHook('onRoute', documentErrors('problem'));
     await scope.register(
       metricsRoutes({
         metrics: ctx.metrics,

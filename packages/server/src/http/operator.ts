@@ -6,6 +6,7 @@ import { TesseraError } from '../errors.js';
 import { operatorRoutes } from '../modules/operator/operator.routes.js';
 import { requireOperatorToken } from '../modules/operator/operator-token.js';
 import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
+import { documentErrors, documentSecurity } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
 /** Every path of the family while TESSERA_OPERATOR_TOKEN is unset. */
@@ -26,6 +27,8 @@ function operatorApiOff(_request: FastifyRequest, _reply: FastifyReply): never {
 export function operatorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
+    scope.addHook('onRoute', documentErrors('problem'));
+    scope.addHook('onRoute', documentSecurity('operatorToken'));
     const token = ctx.config.operatorToken;
     if (!token) {
       await notFoundUnder(scope, ['/v1/operator'], operatorApiOff);

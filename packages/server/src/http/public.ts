@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from '../modules/health/health.routes.js';
 import { verifyRoutes } from '../modules/verify/verify.routes.js';
 import { wellKnownRoutes } from '../modules/wellknown/wellknown.routes.js';
 import { ANY_ORIGIN, corsHook, preflightRoutes } from '../plugins/cors.js';
 import { problemErrorHandler, problemNotFound, verifyErrorHandler } from '../plugins/error-handler.js';
+import { describeRoutes, documentErrors } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
 /**
@@ -16,6 +18,7 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     // The hot path: its own error format, and only synchronous hooks.
     await scope.register(async (verify) => {
       verify.setErrorHandler(verifyErrorHandler);
+      verify.addHook('onRoute', documentErrors('verify'));
       verify.addHook('onRequest', corsHook(ANY_ORIGIN));
       preflightRoutes(verify, ['/verify'], problemNotFound);
       await verify.register(verifyRoutes({ verify: ctx.verify }));
@@ -23,6 +26,7 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     await scope.register(async (discovery) => {
       discovery.setErrorHandler(problemErrorHandler);
+      discovery.addHook('onRoute', documentErrors('problem'));
       discovery.addHook('onRequest', corsHook(ANY_ORIGIN));
       preflightRoutes(discovery, ['/.well-known/*'], problemNotFound);
       await notFoundUnder(discovery, ['/.well-known/'], problemNotFound);
@@ -31,6 +35,24 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     await scope.register(async (health) => {
       health.setErrorHandler(problemErrorHandler);
+      health.addHook('onRoute', documentErrors('problem'));
+      health.addHook(
+        'onRoute',
+        describeRoutes({
+          '/healthz': {
+            operationId: 'liveness',
+            summary: 'Liveness: the process answers',
+            tags: ['operations'],
+            response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+          },
+          '/readyz': {
+            operationId: 'readiness',
+            summary: 'Readiness: storage answers and a signing key is loaded (503 otherwise)',
+            tags: ['operations'],
+            response: { 200: Type.Object({ status: Type.Literal('ready') }) },
+          },
+        }),
+      );
       await health.register(
         healthRoutes({
           db: ctx.db,

@@ -205,6 +205,7 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     masterKey: master,
     delivery: options.delivery ?? outbox,
     logger,
+    checkResponses: true,
     ...(options.now ? { now: options.now } : {}),
   });
   await app.listen({ host: '127.0.0.1', port });

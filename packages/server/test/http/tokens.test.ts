@@ -229,6 +229,49 @@ eachDialect('token bundle and JWT formats', (dialect) => {
     const body = (await jwks.json()) as { keys: unknown[] };
     assert.ok(body.keys.length > 0);
   });
+
+  test('openid-configuration has every member OpenID Connect Discovery requires, and says there are no redirect flows', async () => {
+    const { body } = await server.request('GET', '/.well-known/openid-configuration');
+    // OpenID Connect Discovery 1.0 §3, REQUIRED members.
+    for (const member of [
+      'issuer',
+      'authorization_endpoint',
+      'token_endpoint',
+      'jwks_uri',
+      'response_types_supported',
+      'subject_types_supported',
+      'id_token_signing_alg_values_supported',
+    ])
+      assert.ok(member in body, member);
+    assert.deepEqual(body.response_types_supported, []);
+    assert.deepEqual(body.grant_types_supported, ['refresh_token']);
+    // The authorization endpoint exists and refuses every request without redirecting.
+    const authorize = await fetch(
+      `${body.authorization_endpoint}?response_type=code&client_id=x&redirect_uri=https://evil.test/`,
+      {
+        redirect: 'manual',
+      },
+    );
+    assert.equal(authorize.status, 400);
+    assert.equal(authorize.headers.get('location'), null);
+    assert.equal(((await authorize.json()) as { error: string }).error, 'unsupported_response_type');
+  });
+
+  test('oauth-authorization-server (RFC 8414) has no authorization endpoint, and the same issuer and endpoints', async () => {
+    const response = await server.request('GET', '/.well-known/oauth-authorization-server', {
+      headers: { origin: 'https://any.test' },
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('access-control-allow-origin') ?? '', /\*/);
+    const oauth = response.body;
+    const oidc = (await server.request('GET', '/.well-known/openid-configuration')).body;
+    assert.equal(oauth.issuer, server.url);
+    assert.equal('authorization_endpoint' in oauth, false);
+    assert.deepEqual(oauth.response_types_supported, []);
+    for (const member of ['token_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint'])
+      assert.equal(oauth[member], oidc[member], member);
+    assert.deepEqual(oauth.introspection_endpoint_auth_methods_supported, ['client_secret_basic']);
+  });
 });
 
 eachDialect('token lifetimes are configurable', (dialect) => {

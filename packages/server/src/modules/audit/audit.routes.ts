@@ -19,19 +19,45 @@ function time(value: string | undefined, name: string): number | undefined {
   return ms;
 }
 
+const Event = Type.Object({
+  event_id: Type.String(),
+  type: Type.String(),
+  user_id: Type.Union([Type.String(), Type.Null()]),
+  data: Type.Object({}, { additionalProperties: true }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+const Page = Type.Object({
+  events: Type.Array(Event),
+  next_before: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `before` for the next page',
+  }),
+});
+
 /** GET /v1/audit: the project's security events, newest first, by user, type and time range. */
 export function auditRoutes({ audit }: { audit: AuditLog }): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get('/v1/audit', { schema: { querystring: Query } }, async (request) => {
-      const q = request.query;
-      return audit.search(request.project.id, {
-        userId: q.user_id,
-        type: q.type,
-        from: time(q.from, 'from'),
-        to: time(q.to, 'to'),
-        before: q.before,
-        limit: Math.min(Math.max(Number(q.limit ?? 100), 1), 500),
-      });
-    });
+    app.get(
+      '/v1/audit',
+      {
+        schema: {
+          operationId: 'searchAudit',
+          summary: 'The project’s security events, newest first',
+          tags: ['audit'],
+          querystring: Query,
+          response: { 200: Page },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        return audit.search(request.project.id, {
+          userId: q.user_id,
+          type: q.type,
+          from: time(q.from, 'from'),
+          to: time(q.to, 'to'),
+          before: q.before,
+          limit: Math.min(Math.max(Number(q.limit ?? 100), 1), 500),
+        });
+      },
+    );
   };
 }

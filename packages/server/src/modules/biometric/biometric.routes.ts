@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ListOf, NoContent, security } from '../../http/openapi.js';
+import { Passkey, PasskeyCeremony, SignInResult } from '../../http/schemas.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { BiometricService } from './biometric.service.js';
 
@@ -8,6 +10,10 @@ const Credential = Type.Object(
   { id: Type.String({ maxLength: 1024 }), response: Type.Object({}, { additionalProperties: true }) },
   { additionalProperties: true },
 );
+const tags = ['passkeys'];
+const signInTags = ['sign-in'];
+const user = security('accessToken');
+const app_ = security('apiKey');
 
 export function biometricRoutes(deps: {
   biometric: BiometricService;
@@ -18,30 +24,66 @@ export function biometricRoutes(deps: {
     const bearer = [hooks.ipLimit('passkeys'), hooks.bearer];
     const signIn = [hooks.ipLimit('passkey-signin'), hooks.project];
 
-    app.post('/v1/biometrics/register/start', { preHandler: bearer }, async (request) =>
-      biometric.registrationOptions(request.auth),
+    app.post(
+      '/v1/biometrics/register/start',
+      {
+        schema: {
+          operationId: 'startPasskeyRegistration',
+          summary: 'WebAuthn creation options for a new passkey (needs a recent OTP or passkey sign-in)',
+          tags: tags,
+          security: user,
+          response: { 200: Type.Ref(PasskeyCeremony) },
+        },
+        preHandler: bearer,
+      },
+      async (request) => biometric.registrationOptions(request.auth),
     );
     app.post(
       '/v1/biometrics/register/complete',
       {
         schema: {
+          operationId: 'registerPasskey',
+          summary: 'Register the passkey the browser created',
+          tags: tags,
+          security: user,
           body: Type.Object({
             challenge_id: Id,
             credential: Credential,
             name: Type.Optional(Type.String({ maxLength: 100 })),
           }),
+          response: { 201: Type.Ref(Passkey) },
         },
         preHandler: bearer,
       },
       async (request, reply) => reply.code(201).send(await biometric.register(request.auth, request.body)),
     );
-    app.get('/v1/biometrics', { preHandler: bearer }, async (request) => ({
-      passkeys: await biometric.list(request.auth.user.id),
-    }));
+    app.get(
+      '/v1/biometrics',
+      {
+        schema: {
+          operationId: 'listPasskeys',
+          summary: 'List the user’s passkeys',
+          tags: tags,
+          security: user,
+          response: { 200: ListOf('passkeys', Type.Ref(Passkey)) },
+        },
+        preHandler: bearer,
+      },
+      async (request) => ({
+        passkeys: await biometric.list(request.auth.user.id),
+      }),
+    );
     app.delete(
       '/v1/biometrics/:passkey_id',
       {
-        schema: { params: Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1024 }) }) },
+        schema: {
+          operationId: 'removePasskey',
+          summary: 'Remove a passkey (ends the sessions it started)',
+          tags: tags,
+          security: user,
+          params: Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1024 }) }),
+          response: { 204: NoContent },
+        },
         preHandler: bearer,
       },
       async (request, reply) => {
@@ -54,9 +96,14 @@ export function biometricRoutes(deps: {
       '/v1/auth/biometric/start',
       {
         schema: {
+          operationId: 'startPasskeySignIn',
+          summary: 'WebAuthn request options for a passkey sign-in',
+          tags: signInTags,
+          security: app_,
           body: Type.Optional(
             Type.Object({ identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })) }),
           ),
+          response: { 200: Type.Ref(PasskeyCeremony) },
         },
         preHandler: signIn,
       },
@@ -66,11 +113,16 @@ export function biometricRoutes(deps: {
       '/v1/auth/biometric/complete',
       {
         schema: {
+          operationId: 'completePasskeySignIn',
+          summary: 'Sign in with the passkey assertion (user verification required)',
+          tags: signInTags,
+          security: app_,
           body: Type.Object({
             challenge_id: Id,
             credential: Credential,
             getOAuthToken: Type.Optional(Type.Boolean()),
           }),
+          response: { 200: Type.Ref(SignInResult) },
         },
         preHandler: signIn,
       },

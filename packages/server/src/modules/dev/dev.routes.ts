@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { type Delivery, DevOutbox } from '../otp/delivery/index.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
@@ -60,27 +61,46 @@ export interface DevRoutesDeps {
   demoApiUrl: string;
 }
 
-/** Development only (TESSERA_DELIVERY=dev): the outbox of codes and the demo page. */
+const OutboxEntry = Type.Object(
+  { to: Type.String(), channel: Type.String(), code: Type.String() },
+  { additionalProperties: true },
+);
+/** The demo page's files: not part of the API. */
+const hide = { schema: { hide: true } };
+
+/**
+ * Development only (TESSERA_DELIVERY=dev): the outbox of codes and the demo page. The outbox is in
+ * the OpenAPI document only where it exists (tag `development`); the demo's files never are.
+ */
 export function devRoutes(deps: DevRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const outbox = deps.delivery;
     if (outbox instanceof DevOutbox) {
-      app.get('/dev/outbox', async (_request, reply) =>
-        reply.header('cache-control', 'no-store').send(outbox.list()),
+      app.get(
+        '/dev/outbox',
+        {
+          schema: {
+            operationId: 'listDevOutbox',
+            summary: 'Codes sent, newest first (development only: never in production)',
+            tags: ['development'],
+            response: { 200: Type.Array(OutboxEntry) },
+          },
+        },
+        async (_request, reply) => reply.header('cache-control', 'no-store').send(outbox.list()),
       );
     }
 
     const files = demoFiles();
     if (files.size === 0) return;
     let client: Promise<Buffer | undefined> | undefined;
-    app.get('/demo/tessera-client.js', async (_request, reply) => {
+    app.get('/demo/tessera-client.js', hide, async (_request, reply) => {
       client ??= bundleClient();
       const body = await client;
       if (!body) return reply.callNotFound();
       return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(body);
     });
-    app.get('/demo', async (_request, reply) => reply.redirect('/demo/'));
-    app.get('/demo/config.json', async () => {
+    app.get('/demo', hide, async (_request, reply) => reply.redirect('/demo/'));
+    app.get('/demo/config.json', hide, async () => {
       const demo = await deps.projects.findByName('demo');
       return {
         api_key_id: demo?.api_key_id ?? null,
@@ -88,7 +108,7 @@ export function devRoutes(deps: DevRoutesDeps): FastifyPluginAsyncTypebox {
         sample_api: deps.demoApiUrl,
       };
     });
-    app.get<{ Params: { file?: string } }>('/demo/:file', async (request, reply) => {
+    app.get<{ Params: { file?: string } }>('/demo/:file', hide, async (request, reply) => {
       const file = files.get(request.params.file || 'index.html');
       if (!file) return reply.callNotFound();
       return reply.type(file.type).header('cache-control', 'no-cache').send(file.body);

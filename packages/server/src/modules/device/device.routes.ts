@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ListOf, NoContent, security } from '../../http/openapi.js';
+import { Device, DeviceChallenge, SignInResult } from '../../http/schemas.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { DeviceService } from './device.service.js';
 
@@ -11,6 +13,10 @@ const Register = Type.Object({
   signature: Signature,
   name: Type.Optional(Type.String({ maxLength: 100 })),
 });
+const tags = ['devices'];
+const signInTags = ['sign-in'];
+const user = security('accessToken');
+const app_ = security('apiKey');
 
 export function deviceRoutes({
   devices,
@@ -24,21 +30,62 @@ export function deviceRoutes({
     const signIn = [hooks.ipLimit('device'), hooks.project];
 
     // Registration and management by the signed-in user.
-    app.post('/v1/devices/register/start', { preHandler: bearer }, async (request) =>
-      devices.registrationChallenge(request.auth),
+    app.post(
+      '/v1/devices/register/start',
+      {
+        schema: {
+          operationId: 'startDeviceRegistration',
+          summary: 'Get a nonce for a new device to sign (needs a recent OTP or passkey sign-in)',
+          tags: tags,
+          security: user,
+          response: { 200: Type.Ref(DeviceChallenge) },
+        },
+        preHandler: bearer,
+      },
+      async (request) => devices.registrationChallenge(request.auth),
     );
-    app.post('/v1/devices', { schema: { body: Register }, preHandler: bearer }, async (request, reply) =>
-      reply.code(201).send(await devices.register(request.auth, request.body)),
+    app.post(
+      '/v1/devices',
+      {
+        schema: {
+          operationId: 'registerDevice',
+          summary: 'Register a trusted device: its public JWK and its signature of the nonce',
+          tags: tags,
+          security: user,
+          body: Register,
+          response: { 201: Type.Ref(Device) },
+        },
+        preHandler: bearer,
+      },
+      async (request, reply) => reply.code(201).send(await devices.register(request.auth, request.body)),
     );
-    app.get('/v1/devices', { preHandler: bearer }, async (request) => ({
-      devices: await devices.list(request.auth.user.id),
-    }));
+    app.get(
+      '/v1/devices',
+      {
+        schema: {
+          operationId: 'listDevices',
+          summary: 'List the user’s trusted devices',
+          tags: tags,
+          security: user,
+          response: { 200: ListOf('devices', Type.Ref(Device)) },
+        },
+        preHandler: bearer,
+      },
+      async (request) => ({
+        devices: await devices.list(request.auth.user.id),
+      }),
+    );
     app.patch(
       '/v1/devices/:device_id',
       {
         schema: {
+          operationId: 'renameDevice',
+          summary: 'Rename a trusted device',
+          tags: tags,
+          security: user,
           params: Type.Object({ device_id: Id }),
           body: Type.Object({ name: Type.String({ maxLength: 100 }) }),
+          response: { 200: Type.Ref(Device) },
         },
         preHandler: bearer,
       },
@@ -46,7 +93,17 @@ export function deviceRoutes({
     );
     app.delete(
       '/v1/devices/:device_id',
-      { schema: { params: Type.Object({ device_id: Id }) }, preHandler: bearer },
+      {
+        schema: {
+          operationId: 'removeDevice',
+          summary: 'Remove a trusted device (ends the sessions it started)',
+          tags: tags,
+          security: user,
+          params: Type.Object({ device_id: Id }),
+          response: { 204: NoContent },
+        },
+        preHandler: bearer,
+      },
       async (request, reply) => {
         await devices.remove(request.auth.project.id, request.auth.user.id, request.params.device_id);
         return reply.code(204).send();
@@ -56,18 +113,33 @@ export function deviceRoutes({
     // Sign-in by the device.
     app.post(
       '/v1/auth/device/start',
-      { schema: { body: Type.Object({ device_id: Id }) }, preHandler: signIn },
+      {
+        schema: {
+          operationId: 'startDeviceSignIn',
+          summary: 'Get a nonce for the trusted device to sign',
+          tags: signInTags,
+          security: app_,
+          body: Type.Object({ device_id: Id }),
+          response: { 200: Type.Ref(DeviceChallenge) },
+        },
+        preHandler: signIn,
+      },
       async (request) => devices.signInChallenge(request.project, request.body.device_id, 'device-signin'),
     );
     app.post(
       '/v1/auth/device/complete',
       {
         schema: {
+          operationId: 'completeDeviceSignIn',
+          summary: 'Sign in with the device’s signature of the nonce',
+          tags: signInTags,
+          security: app_,
           body: Type.Object({
             challenge_id: Id,
             signature: Signature,
             getOAuthToken: Type.Optional(Type.Boolean()),
           }),
+          response: { 200: Type.Ref(SignInResult) },
         },
         preHandler: signIn,
       },

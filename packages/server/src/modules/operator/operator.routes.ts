@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { NoContent } from '../../http/openapi.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import { MAX_TEMPLATES_BYTES } from '../otp/delivery/templates/validate.js';
 import { projectView } from '../projects/project.js';
@@ -61,6 +62,7 @@ export function operatorRoutes(deps: {
       {
         schema: {
           tags,
+          operationId: 'listProjects',
           summary: 'List projects',
           response: { 200: Type.Object({ projects: Type.Array(ProjectView) }) },
         },
@@ -73,6 +75,7 @@ export function operatorRoutes(deps: {
       {
         schema: {
           tags,
+          operationId: 'createProject',
           summary: 'Create a project (its API key secret is shown once)',
           body: CreateBody,
           response: { 201: Type.Composite([ProjectView, Type.Object({ api_key_secret: Type.String() })]) },
@@ -98,7 +101,15 @@ export function operatorRoutes(deps: {
 
     app.get(
       '/v1/operator/projects/:api_key_id',
-      { schema: { tags, summary: 'Show a project', params: Params, response: { 200: ProjectView } } },
+      {
+        schema: {
+          tags,
+          operationId: 'getProject',
+          summary: 'Show a project',
+          params: Params,
+          response: { 200: ProjectView },
+        },
+      },
       async (request) => projectView(await projects.get(request.params.api_key_id)),
     );
 
@@ -109,6 +120,7 @@ export function operatorRoutes(deps: {
         bodyLimit: MAX_TEMPLATES_BYTES + 64 * 1024,
         schema: {
           tags,
+          operationId: 'updateProject',
           summary: 'Change a project’s name, origins, relying-party id, policies or message templates',
           params: Params,
           body: UpdateBody,
@@ -140,8 +152,10 @@ export function operatorRoutes(deps: {
       {
         schema: {
           tags,
+          operationId: 'deleteProject',
           summary: 'Delete a project with its users, sessions, credentials, webhooks and audit events',
           params: Params,
+          response: { 204: NoContent },
         },
       },
       async (request, reply) => {
@@ -159,6 +173,7 @@ export function operatorRoutes(deps: {
       {
         schema: {
           tags,
+          operationId: 'rotateProjectSecret',
           summary: 'Replace a project’s API key secret; the old one stops working at once',
           params: Params,
           response: { 200: Credentials },

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { security } from '../../http/openapi.js';
+import { SignInResult } from '../../http/schemas.js';
 import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import { acceptedLanguages } from './delivery/templates/locale.js';
@@ -19,30 +21,63 @@ const Complete = Type.Object({
   code: Type.String({ minLength: 1, maxLength: 32 }),
   getOAuthToken: Type.Optional(Type.Boolean()),
 });
+const Started = Type.Object({
+  challenge_id: Type.String(),
+  channel: Type.Union([Type.Literal('email'), Type.Literal('sms')]),
+  expires_in: Type.Integer({ description: 'Seconds the code stays valid' }),
+  resend_after: Type.Integer({ description: 'Seconds before another code may be asked for' }),
+});
+const tags = ['sign-in'];
 
 export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const preHandler = [hooks.ipLimit('otp'), hooks.project];
-    app.post('/v1/auth/otp/start', { schema: { body: Start }, preHandler }, async (request) =>
-      otp.start(
-        request.project,
-        request.body.identifier,
-        clientNetwork(request.ip),
-        { challengeToken: request.body.challenge_token, ip: request.ip },
-        [
-          ...(request.body.locale ? [request.body.locale] : []),
-          ...acceptedLanguages(request.headers['accept-language']),
-        ],
-      ),
+    app.post(
+      '/v1/auth/otp/start',
+      {
+        schema: {
+          operationId: 'startOtp',
+          summary: 'Send a one-time code to an e-mail address or phone number',
+          tags,
+          security: security('apiKey'),
+          body: Start,
+          response: { 200: Started },
+        },
+        preHandler,
+      },
+      async (request) =>
+        otp.start(
+          request.project,
+          request.body.identifier,
+          clientNetwork(request.ip),
+          { challengeToken: request.body.challenge_token, ip: request.ip },
+          [
+            ...(request.body.locale ? [request.body.locale] : []),
+            ...acceptedLanguages(request.headers['accept-language']),
+          ],
+        ),
     );
-    app.post('/v1/auth/otp/complete', { schema: { body: Complete }, preHandler }, async (request) =>
-      otp.complete(
-        request.project,
-        request.body.challenge_id,
-        request.body.code,
-        request.body.getOAuthToken === true,
-        clientNetwork(request.ip),
-      ),
+    app.post(
+      '/v1/auth/otp/complete',
+      {
+        schema: {
+          operationId: 'completeOtp',
+          summary: 'Sign in with the code (a first sign-in creates the user)',
+          tags,
+          security: security('apiKey'),
+          body: Complete,
+          response: { 200: Type.Ref(SignInResult) },
+        },
+        preHandler,
+      },
+      async (request) =>
+        otp.complete(
+          request.project,
+          request.body.challenge_id,
+          request.body.code,
+          request.body.getOAuthToken === true,
+          clientNetwork(request.ip),
+        ),
     );
   };
 }

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors.js';
+import { ListOf, NoContent } from '../../http/openapi.js';
+import { Claims, Device, Passkey, Session, User } from '../../http/schemas.js';
 import type { BiometricService } from '../biometric/biometric.service.js';
 import type { ClaimsService } from '../claims/claims.service.js';
 import type { DeviceService } from '../device/device.service.js';
@@ -8,6 +10,12 @@ import { type UsersService, userView } from './users.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const UserParams = Type.Object({ user_id: Id });
+const tags = ['users'];
+const doc = (operationId: string, summary: string) => ({ operationId, summary, tags });
+const Revoked = Type.Object({
+  revoked: Type.Integer(),
+  devices_forgotten: Type.Optional(Type.Integer({ description: 'With forget_devices' })),
+});
 
 export interface UsersRoutesDeps {
   users: UsersService;
@@ -23,20 +31,28 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/users',
       {
-        schema: { querystring: Type.Object({ identifier: Type.Optional(Type.String({ maxLength: 320 })) }) },
+        schema: {
+          ...doc('findUser', 'Find a user by e-mail address or phone number'),
+          response: { 200: Type.Ref(User) },
+          querystring: Type.Object({ identifier: Type.Optional(Type.String({ maxLength: 320 })) }),
+        },
       },
       async (request) => {
         if (!request.query.identifier) throw badRequest('query parameter identifier is required');
         return userView(await users.byIdentifier(request.project, request.query.identifier));
       },
     );
-    app.get('/v1/users/:user_id', { schema: { params: UserParams } }, async (request) =>
-      userView(await users.require(request.project, request.params.user_id)),
+    app.get(
+      '/v1/users/:user_id',
+      { schema: { ...doc('getUser', 'Show a user'), response: { 200: Type.Ref(User) }, params: UserParams } },
+      async (request) => userView(await users.require(request.project, request.params.user_id)),
     );
     app.patch(
       '/v1/users/:user_id',
       {
         schema: {
+          ...doc('updateUser', 'Set or clear the user’s client_user_id'),
+          response: { 200: Type.Ref(User) },
           params: UserParams,
           body: Type.Object({ client_user_id: Type.Union([Type.String({ maxLength: 255 }), Type.Null()]) }),
         },
@@ -46,35 +62,74 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
           await users.setClientUserId(request.project, request.params.user_id, request.body.client_user_id),
         ),
     );
-    app.delete('/v1/users/:user_id', { schema: { params: UserParams } }, async (request, reply) => {
-      await users.remove(request.project, request.params.user_id);
-      return reply.code(204).send();
-    });
+    app.delete(
+      '/v1/users/:user_id',
+      {
+        schema: {
+          ...doc('deleteUser', 'Erase a user with their sessions and credentials'),
+          response: { 204: NoContent },
+          params: UserParams,
+        },
+      },
+      async (request, reply) => {
+        await users.remove(request.project, request.params.user_id);
+        return reply.code(204).send();
+      },
+    );
 
     // Custom claims, merged into access tokens issued afterwards.
-    app.get('/v1/users/:user_id/claims', { schema: { params: UserParams } }, async (request) => {
-      const user = await users.require(request.project, request.params.user_id);
-      return { claims: await claims.forUser(request.project.id, user.id) };
-    });
+    app.get(
+      '/v1/users/:user_id/claims',
+      {
+        schema: {
+          ...doc('getClaims', 'The user’s custom claims'),
+          response: { 200: Type.Ref(Claims) },
+          params: UserParams,
+        },
+      },
+      async (request) => {
+        const user = await users.require(request.project, request.params.user_id);
+        return { claims: await claims.forUser(request.project.id, user.id) };
+      },
+    );
     app.put(
       '/v1/users/:user_id/claims',
-      { schema: { params: UserParams, body: Type.Object({ claims: Type.Unknown() }) } },
+      {
+        schema: {
+          ...doc('putClaims', 'Replace the user’s custom claims (merged into later access tokens)'),
+          response: { 200: Type.Ref(Claims) },
+          params: UserParams,
+          body: Type.Object({ claims: Type.Unknown() }),
+        },
+      },
       async (request) => {
         const user = await users.require(request.project, request.params.user_id);
         return { claims: await claims.put(request.project.id, user.id, request.body.claims) };
       },
     );
-    app.delete('/v1/users/:user_id/claims', { schema: { params: UserParams } }, async (request, reply) => {
-      const user = await users.require(request.project, request.params.user_id);
-      await claims.remove(request.project.id, user.id);
-      return reply.code(204).send();
-    });
+    app.delete(
+      '/v1/users/:user_id/claims',
+      {
+        schema: {
+          ...doc('deleteClaims', 'Remove the user’s custom claims'),
+          response: { 204: NoContent },
+          params: UserParams,
+        },
+      },
+      async (request, reply) => {
+        const user = await users.require(request.project, request.params.user_id);
+        await claims.remove(request.project.id, user.id);
+        return reply.code(204).send();
+      },
+    );
 
     // Sessions.
     app.get(
       '/v1/users/:user_id/sessions',
       {
         schema: {
+          ...doc('listSessions', 'List the user’s sessions'),
+          response: { 200: ListOf('sessions', Type.Ref(Session)) },
           params: UserParams,
           querystring: Type.Object({
             include_revoked: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
@@ -94,6 +149,11 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
       {
         // No body (or null) revokes every session: Fastify validates a missing body as null.
         schema: {
+          ...doc(
+            'revokeSessions',
+            'Revoke one session of the user, or all (optionally forgetting their devices)',
+          ),
+          response: { 200: Revoked },
           params: UserParams,
           body: Type.Union([
             Type.Object({ session_id: Type.Optional(Id), forget_devices: Type.Optional(Type.Boolean()) }),
@@ -111,7 +171,13 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
     );
     app.delete(
       '/v1/users/:user_id/sessions/:session_id',
-      { schema: { params: Type.Object({ user_id: Id, session_id: Id }) } },
+      {
+        schema: {
+          ...doc('deleteSession', 'Revoke one session'),
+          response: { 204: NoContent },
+          params: Type.Object({ user_id: Id, session_id: Id }),
+        },
+      },
       async (request, reply) => {
         await users.revokeSessions(request.project, request.params.user_id, request.params.session_id);
         return reply.code(204).send();
@@ -119,15 +185,27 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
     );
 
     // Devices and passkeys.
-    app.get('/v1/users/:user_id/devices', { schema: { params: UserParams } }, async (request) => {
-      const user = await users.require(request.project, request.params.user_id);
-      return { devices: await devices.list(user.id) };
-    });
+    app.get(
+      '/v1/users/:user_id/devices',
+      {
+        schema: {
+          ...doc('listUserDevices', 'List the user’s trusted devices'),
+          response: { 200: ListOf('devices', Type.Ref(Device)) },
+          params: UserParams,
+        },
+      },
+      async (request) => {
+        const user = await users.require(request.project, request.params.user_id);
+        return { devices: await devices.list(user.id) };
+      },
+    );
     // Same body and rules as the user's own PATCH /v1/devices/{device_id}: a name of 1–100 characters.
     app.patch(
       '/v1/users/:user_id/devices/:device_id',
       {
         schema: {
+          ...doc('renameUserDevice', 'Rename a trusted device of the user'),
+          response: { 200: Type.Ref(Device) },
           params: Type.Object({ user_id: Id, device_id: Id }),
           body: Type.Object({ name: Type.String({ maxLength: 100 }) }),
         },
@@ -139,21 +217,39 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
     );
     app.delete(
       '/v1/users/:user_id/devices/:device_id',
-      { schema: { params: Type.Object({ user_id: Id, device_id: Id }) } },
+      {
+        schema: {
+          ...doc('removeUserDevice', 'Remove a trusted device of the user'),
+          response: { 204: NoContent },
+          params: Type.Object({ user_id: Id, device_id: Id }),
+        },
+      },
       async (request, reply) => {
         const user = await users.require(request.project, request.params.user_id);
         await devices.remove(request.project.id, user.id, request.params.device_id);
         return reply.code(204).send();
       },
     );
-    app.get('/v1/users/:user_id/passkeys', { schema: { params: UserParams } }, async (request) => {
-      const user = await users.require(request.project, request.params.user_id);
-      return { passkeys: await biometric.list(user.id) };
-    });
+    app.get(
+      '/v1/users/:user_id/passkeys',
+      {
+        schema: {
+          ...doc('listUserPasskeys', 'List the user’s passkeys'),
+          response: { 200: ListOf('passkeys', Type.Ref(Passkey)) },
+          params: UserParams,
+        },
+      },
+      async (request) => {
+        const user = await users.require(request.project, request.params.user_id);
+        return { passkeys: await biometric.list(user.id) };
+      },
+    );
     app.delete(
       '/v1/users/:user_id/passkeys/:passkey_id',
       {
         schema: {
+          ...doc('removeUserPasskey', 'Remove a passkey of the user'),
+          response: { 204: NoContent },
           params: Type.Object({ user_id: Id, passkey_id: Type.String({ minLength: 1, maxLength: 1024 }) }),
         },
       },

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { security } from '../../http/openapi.js';
+import { VerifyAnswer } from '../../http/schemas.js';
 import { apiKeyIdOf } from '../../plugins/request-context.js';
 import type { VerifyResult, VerifyService } from './verify.service.js';
 
@@ -9,7 +11,6 @@ const Body = Type.Object({
     { additionalProperties: true },
   ),
 });
-const Answer = Type.Object({ success: Type.Boolean(), reason: Type.Optional(Type.String()) });
 
 const answer = (result: VerifyResult) =>
   result.success ? { success: true } : { success: false, reason: result.reason };
@@ -18,9 +19,24 @@ const answer = (result: VerifyResult) =>
 export function verifyRoutes({ verify }: { verify: VerifyService }): FastifyPluginAsyncTypebox {
   return async (app) => {
     // Not async: a token seen before is answered without a promise (the common case).
-    app.post('/verify', { schema: { body: Body, response: { 200: Answer } } }, (request) => {
-      const result = verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
-      return 'then' in result ? result.then(answer) : answer(result);
-    });
+    app.post(
+      '/verify',
+      {
+        schema: {
+          operationId: 'verifyToken',
+          summary:
+            'Check an access token: valid, or the reason it is not (always 200 for a well-formed request)',
+          tags: ['verify'],
+          // API_KEY_ID is optional: when sent, the token must have been issued for it.
+          security: [{}, ...security('apiKey')],
+          body: Body,
+          response: { 200: Type.Ref(VerifyAnswer) },
+        },
+      },
+      (request) => {
+        const result = verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
+        return 'then' in result ? result.then(answer) : answer(result);
+      },
+    );
   };
 }

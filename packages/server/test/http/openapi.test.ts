@@ -1,0 +1,292 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { Type } from '@sinclair/typebox';
+import Fastify from 'fastify';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { checkResponseContract } from '../../src/http/response-contract.js';
+import { startServer, type TestServer } from '../helpers/harness.js';
+
+const OPERATOR_TOKEN = 'operator-token-for-the-openapi-test-0123456789';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+// biome-ignore lint/suspicious/noExplicitAny: the document is inspected member by member
+type Doc = any;
+
+async function documentOf(server: TestServer): Promise<Doc> {
+  const response = await server.request('GET', '/openapi.json');
+  assert.equal(response.status, 200, response.text);
+  return response.body;
+}
+
+function operations(doc: Doc): Array<{ method: string; path: string; op: Doc }> {
+  return Object.entries(doc.paths as Record<string, Doc>).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ method, path, op: item[method] })),
+  );
+}
+
+test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully described', async () => {
+  const server = await startServer('sqlite', { env: { TESSERA_OPERATOR_TOKEN: OPERATOR_TOKEN } });
+  try {
+    const doc = await documentOf(server);
+    assert.equal(doc.openapi, '3.1.0');
+    const result = await validate(structuredClone(doc));
+    assert.ok(result.valid, result.valid ? '' : compileErrors(result));
+
+    const schemes = doc.components.securitySchemes;
+    assert.deepEqual(schemes.apiKey, { type: 'apiKey', in: 'header', name: 'API_KEY_ID' });
+    assert.equal(schemes.basic.scheme, 'basic');
+    assert.equal(schemes.accessToken.scheme, 'bearer');
+    assert.equal(schemes.operatorToken.scheme, 'bearer');
+    for (const name of ['Problem', 'OAuthError', 'TokenBundle', 'SignInResult'])
+      assert.ok(doc.components.schemas[name], `components.schemas.${name}`);
+
+    const ops = operations(doc);
+    const ids = new Set<string>();
+    for (const { method, path, op } of ops) {
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.ok(op.operationId, `${where}: operationId`);
+      assert.ok(!ids.has(op.operationId), `${where}: operationId ${op.operationId} is unique`);
+      ids.add(op.operationId);
+      assert.ok(op.summary, `${where}: summary`);
+      assert.ok(op.tags?.length, `${where}: tags`);
+      for (const tag of op.tags)
+        assert.ok(
+          doc.tags.some((t: Doc) => t.name === tag),
+          `${where}: tag ${tag} is declared`,
+        );
+      for (const requirement of op.security ?? [])
+        for (const name of Object.keys(requirement)) assert.ok(schemes[name], `${where}: scheme ${name}`);
+
+      const success = Object.entries(op.responses as Record<string, Doc>).filter(([s]) => /^2/.test(s));
+      if (op.operationId === 'authorize') assert.equal(success.length, 0, 'authorize never succeeds');
+      else assert.ok(success.length > 0, `${where}: a 2xx response`);
+      for (const [status, response] of success) {
+        if (status === '204') continue;
+        const content = Object.values(response.content ?? {}) as Doc[];
+        assert.ok(content[0]?.schema, `${where}: ${status} has a schema`);
+      }
+
+      const format = path.startsWith('/oauth/')
+        ? ['application/json', '#/components/schemas/OAuthError']
+        : path === '/verify'
+          ? ['application/json', '#/components/schemas/VerifyAnswer']
+          : ['application/problem+json', '#/components/schemas/Problem'];
+      for (const status of ['4XX', '5XX'])
+        assert.equal(
+          op.responses[status]?.content?.[format[0]!]?.schema?.$ref,
+          format[1],
+          `${where}: ${status}`,
+        );
+    }
+    // The families and their credentials.
+    const byId = new Map(ops.map((o) => [o.op.operationId as string, o.op]));
+    assert.deepEqual(byId.get('startOtp').security, [{ apiKey: [] }]);
+    assert.deepEqual(byId.get('listDevices').security, [{ accessToken: [] }]);
+    assert.deepEqual(byId.get('getUser').security, [{ basic: [] }]);
+    assert.deepEqual(byId.get('introspectToken').security, [{ basic: [] }]);
+    assert.deepEqual(byId.get('listProjects').security, [{ operatorToken: [] }]);
+    // RFC 6749 clients send forms; JSON is accepted too.
+    for (const id of ['refreshTokens', 'revokeToken', 'introspectToken'])
+      assert.deepEqual(Object.keys(byId.get(id).requestBody.content).sort(), [
+        'application/json',
+        'application/x-www-form-urlencoded',
+      ]);
+    // Development routes are documented only where they exist; the demo's files never.
+    assert.equal(byId.get('listDevOutbox').tags[0], 'development');
+    assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/demo')));
+    assert.ok(ops.length >= 55, `${ops.length} operations`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('without the development outbox the document has no development route', async () => {
+  const server = await startServer('sqlite', {
+    env: { TESSERA_DELIVERY: 'live', TESSERA_SMTP_URL: 'smtp://127.0.0.1:1', TESSERA_MAIL_FROM: 'a@b.test' },
+  });
+  try {
+    const doc = await documentOf(server);
+    assert.ok(!('/dev/outbox' in doc.paths));
+    assert.ok(!doc.paths['/v1/operator/projects'], 'no operator routes without the operator token');
+  } finally {
+    await server.close();
+  }
+});
+
+const USAGE = `
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+
+type Problem = components['schemas']['Problem'];
+
+/** OTP sign-in → dev outbox → wrong code (a typed problem) → right code → /verify → refresh. */
+export async function signInAndVerify(baseUrl: string, apiKeyId: string, email: string) {
+  const client = createClient<paths>({ baseUrl, headers: { API_KEY_ID: apiKeyId } });
+  const started = await client.POST('/v1/auth/otp/start', { body: { identifier: email } });
+  if (!started.data) throw new Error('otp/start failed');
+  const channel: 'email' | 'sms' = started.data.channel;
+
+  const outbox = await client.GET('/dev/outbox');
+  const code = outbox.data?.find((m) => m.to === email)?.code;
+  if (!code) throw new Error('no code in the outbox');
+
+  const wrong = await client.POST('/v1/auth/otp/complete', {
+    body: { challenge_id: started.data.challenge_id, code: code === '000000' ? '111111' : '000000' },
+  });
+  const problem: Problem | undefined = wrong.error;
+
+  const done = await client.POST('/v1/auth/otp/complete', {
+    body: { challenge_id: started.data.challenge_id, code, getOAuthToken: true },
+  });
+  const bundle = done.data?.oauth_token;
+  if (!bundle) throw new Error('no token bundle');
+  const method: 'OTP' | 'TRUSTED DEVICE' | 'PIN' | 'BIOMETRIC' = bundle.auth_method;
+
+  const verified = await client.POST('/verify', { body: { oauth_token: { access_token: bundle.access_token } } });
+  const success: boolean | undefined = verified.data?.success;
+
+  const refreshed = await client.POST('/oauth/token', {
+    body: { grant_type: 'refresh_token', refresh_token: bundle.refresh_token, client_id: apiKeyId },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  const rotated: string | undefined = refreshed.data?.refresh_token;
+  const oauthError: string | undefined = (await client.POST('/oauth/token', {
+    body: { grant_type: 'refresh_token', client_id: apiKeyId },
+  })).error?.error;
+
+  return { channel, problem, method, success, rotated, oldRefresh: bundle.refresh_token, oauthError };
+}
+`;
+
+test('a client generated from the document type-checks and signs in against the server', async () => {
+  const server = await startServer('sqlite');
+  const here = dirname(fileURLToPath(import.meta.url));
+  // Inside the package, so the generated code resolves openapi-fetch from the workspace.
+  const dir = mkdtempSync(join(here, '..', '.openapi-client-'));
+  try {
+    const doc = await documentOf(server);
+    writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(doc)));
+    writeFileSync(join(dir, 'usage.ts'), USAGE);
+
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const checked = spawnSync(
+      process.execPath,
+      [
+        tsc,
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--lib',
+        'es2022,dom',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        join(dir, 'schema.d.ts'),
+        join(dir, 'usage.ts'),
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(checked.status, 0, `tsc: ${checked.stdout}${checked.stderr}`);
+
+    const usage = await import(pathToFileURL(join(dir, 'usage.ts')).href);
+    const outcome = await usage.signInAndVerify(server.url, server.project.api_key_id, 'typed@example.com');
+    assert.equal(outcome.channel, 'email');
+    assert.equal(outcome.problem?.code, 'invalid_code');
+    assert.equal(outcome.method, 'OTP');
+    assert.equal(outcome.success, true);
+    assert.ok(outcome.rotated && outcome.rotated !== outcome.oldRefresh);
+    assert.equal(outcome.oauthError, 'invalid_request');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  }
+});
+
+test('the type-check of the generated client fails on a misuse (the check is real)', async () => {
+  const server = await startServer('sqlite');
+  const here = dirname(fileURLToPath(import.meta.url));
+  const dir = mkdtempSync(join(here, '..', '.openapi-client-'));
+  try {
+    writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(await documentOf(server))));
+    writeFileSync(
+      join(dir, 'usage.ts'),
+      `import createClient from 'openapi-fetch';
+import type { paths } from './schema.js';
+const client = createClient<paths>({ baseUrl: 'http://x' });
+export const wrong = client.POST('/v1/auth/otp/start', { body: { identifer: 'typo' } });
+`,
+    );
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const checked = spawnSync(
+      process.execPath,
+      [
+        tsc,
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        join(dir, 'usage.ts'),
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.notEqual(checked.status, 0);
+    assert.match(checked.stdout, /identifer/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  }
+});
+
+test('/docs renders the document with its script served by Tessera, nothing from a CDN', async () => {
+  const server = await startServer('sqlite');
+  try {
+    // /docs redirects to /docs/, against which the page's relative sources resolve.
+    const response = await fetch(`${server.url}/docs`);
+    const page = { status: response.status, headers: response.headers, text: await response.text() };
+    assert.equal(response.url, `${server.url}/docs/`);
+    assert.equal(page.status, 200, page.text);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.text, /\/openapi\.json/);
+    assert.doesNotMatch(page.text, /https?:\/\//, 'no absolute URL: nothing from elsewhere');
+    const sources = [...page.text.matchAll(/<(?:script|link)[^>]+(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(sources.length > 0, 'the page loads a script');
+    for (const source of sources) {
+      const url = new URL(source, response.url);
+      assert.equal(url.origin, server.url, `${source} is served locally`);
+      const asset = await fetch(url);
+      assert.equal(asset.status, 200, source);
+      assert.ok((await asset.arrayBuffer()).byteLength > 1000, `${source} has content`);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test('the response contract check fails an answer whose schema would drop a member', async () => {
+  const app = Fastify();
+  checkResponseContract(app);
+  const schema = { response: { 200: Type.Object({ kept: Type.String() }) } };
+  app.get('/drops', { schema }, async () => ({ kept: 'a', dropped: 'b' }));
+  app.get('/keeps', { schema }, async () => ({ kept: 'a' }));
+  const errors: string[] = [];
+  const original = console.error;
+  console.error = (message: string) => errors.push(message);
+  try {
+    assert.equal((await app.inject({ url: '/keeps' })).statusCode, 200);
+    assert.equal((await app.inject({ url: '/drops' })).statusCode, 500);
+    assert.match(errors.join('\n'), /GET \/drops \(200\) does not match the answer at \$\.dropped/);
+  } finally {
+    console.error = original;
+    await app.close();
+  }
+});
