@@ -81,12 +81,14 @@ export async function waitForDatabase(
 /**
  * Opens storage, runs migrations (unless `migrations: false`: the workers of a cluster, whose
  * primary ran them) and loads (or creates) the signing keys. With `waitForDatabase`, a database
- * that is not up yet is waited for (TESSERA_DATABASE_WAIT).
+ * that is not up yet is waited for (TESSERA_DATABASE_WAIT). With `serving` (a server process in
+ * development), a SQLite transaction that holds the database too long is logged: there it stalls
+ * every request. A CLI command has no other request to stall, and its output stays clean.
  */
 export async function openRuntime(
   config: Readonly<Config>,
   logger = createLogger(config.logLevel, undefined, config.logFormat),
-  options: { migrations?: boolean; waitForDatabase?: boolean } = {},
+  options: { migrations?: boolean; waitForDatabase?: boolean; serving?: boolean } = {},
 ): Promise<Runtime> {
   const master = loadMasterKey(config.masterKey, config.dataDir);
   if (master.file) {
@@ -103,7 +105,7 @@ export async function openRuntime(
     timeouts: config.databaseTimeouts,
     logger,
     // SQLite runs one transaction at a time: one that awaits anything else stalls every request.
-    ...(config.env === 'development'
+    ...(config.env === 'development' && options.serving
       ? {
           onSlowTransaction: ({ heldMs, stack }) => {
             if (serving)
@@ -213,7 +215,11 @@ async function serveOne(
   logger: Logger,
   { worker }: { worker: boolean },
 ): Promise<FastifyInstance> {
-  const runtime = await openRuntime(config, logger, { migrations: !worker, waitForDatabase: true });
+  const runtime = await openRuntime(config, logger, {
+    migrations: !worker,
+    waitForDatabase: true,
+    serving: true,
+  });
   const delivery = createDelivery(config.delivery, logger);
   const { app } = await buildApp(config, { ...runtime, delivery });
   if (config.demo && !worker) await ensureDemoProject(config, runtime);
