@@ -1,8 +1,8 @@
 import type { AccessTokenClaims } from '@tessera/core';
 
 /**
- * - `initialSession` — first event of every listener: the session found at load (storage read,
- *   the access token renewed first if it was due), or `claims: null` when there is none
+ * - `initialSession` — first event of every listener: the session found in storage at load (no
+ *   network call), or `claims: null` when there is none
  * - `signedIn` — a sign-in stored a new session (here or in another tab)
  * - `refreshed` — the tokens were renewed (here or in another tab)
  * - `signedOut` — logout, or the session ended (refresh token expired or revoked)

@@ -66,11 +66,12 @@ export class TokenSession {
   }
 
   /**
-   * Settles once the session found at load is known: storage read, and the access token renewed
-   * if it was due (offline, the stored one is kept). Never rejects.
+   * Settles once the session found at load is known: storage read once, no network call (a
+   * stored session whose refresh token has died shows as signed in until the next renewal says
+   * otherwise). Never rejects.
    */
   initialised(): Promise<void> {
-    this.#initial ??= this.fresh().then(
+    this.#initial ??= this.current().then(
       () => {},
       () => {},
     );
