@@ -32,6 +32,14 @@ interface DemoWindow {
   e2eStarted?: () => Promise<void>;
 }
 
+/** The slice of the page client's device methods the test calls. */
+interface TrustedDevices {
+  devices: {
+    register(name?: string): Promise<{ deviceId: string }>;
+    list(): Promise<Array<{ deviceId: string }>>;
+  };
+}
+
 interface AccessClaims {
   sid: string;
   iat: number;
@@ -59,6 +67,25 @@ describe('demo app in headless Chromium', {
       path: join(ARTEFACTS, `${String(++step).padStart(2, '0')}-${name}.png`),
       fullPage: true,
     });
+  };
+  /**
+   * One state at desktop and phone widths (1280, 390, 360 px): a screenshot of each, and no
+   * horizontal scrolling at 360 px, the narrowest phone we support.
+   */
+  const shotWidths = async (p: Page, name: string) => {
+    for (const width of [1280, 390, 360]) {
+      await p.setViewportSize({ width, height: 800 });
+      await p.screenshot({ path: join(ARTEFACTS, `${name}-${width}.png`), fullPage: true });
+      const { scrollWidth, innerWidth } = await p.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+      }));
+      assert.ok(
+        scrollWidth <= innerWidth,
+        `${name} at ${width} px: ${scrollWidth} px wide, more than the window`,
+      );
+    }
+    await p.setViewportSize({ width: 1280, height: 800 });
   };
   const method = (p: Page) => p.getByTestId('claim-method').textContent();
   const signedIn = (p: Page) => p.getByTestId('signed-in').waitFor({ state: 'visible', timeout: 15_000 });
@@ -160,6 +187,20 @@ describe('demo app in headless Chromium', {
     await server?.close();
   });
 
+  test('signed out: the sign-in form fits a phone; PIN inputs are masked', async (t) => {
+    t.diagnostic(`screenshots in ${ARTEFACTS}`);
+    await signedOut(page);
+    await shotWidths(page, 'state-signed-out');
+    for (const id of ['pin-sign-in-value', 'pin-value']) {
+      const input = page.getByTestId(id);
+      assert.equal(await input.getAttribute('type'), 'password', `${id} is masked`);
+      assert.equal(await input.getAttribute('inputmode'), 'numeric');
+      assert.equal(await input.getAttribute('autocomplete'), 'off');
+    }
+    assert.equal(await page.getByTestId('code').getAttribute('autocomplete'), 'one-time-code');
+    assert.equal(await page.getByTestId('identifier').getAttribute('autocomplete'), 'username webauthn');
+  });
+
   test('OTP sign-in with the code from the development outbox', async () => {
     await page.getByTestId('identifier').fill('Browser@Example.com');
     await page.getByTestId('send-code').click();
@@ -171,6 +212,23 @@ describe('demo app in headless Chromium', {
     assert.equal(await method(page), 'OTP');
     assert.equal(await page.getByTestId('claim-identifier').textContent(), 'browser@example.com');
     await shot(page, 'signed-in-otp');
+  });
+
+  test('signed in: the account from userinfo, token claims decoded and marked not verified, nothing set up yet', async () => {
+    await page
+      .getByTestId('user-identifier')
+      .filter({ hasText: 'browser@example.com' })
+      .waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('access-claims')
+      .filter({ hasText: '"type": "access_token"' })
+      .waitFor({ timeout: 15_000 });
+    assert.match((await page.getByTestId('id-claims').textContent()) ?? '', /"type": "id_token"/);
+    assert.match((await page.getByTestId('claims-not-verified').textContent()) ?? '', /not verified/);
+    assert.equal(await page.getByTestId('device-state').textContent(), 'not trusted');
+    assert.equal(await page.getByTestId('pin-state').textContent(), 'not set');
+    assert.equal(await page.getByTestId('passkey-state').textContent(), 'none');
+    await shotWidths(page, 'state-signed-in');
   });
 
   test('/verify and the sample backend accept the token', async () => {
@@ -196,9 +254,30 @@ describe('demo app in headless Chromium', {
   test('trusted device and PIN, then sign-in with each', async () => {
     await page.getByTestId('register-device').click();
     await statusHas(page, 'trusted device');
+    await page
+      .getByTestId('device-state')
+      .filter({ hasText: /^trusted$/ })
+      .waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('register-device').isVisible(), false, 'no second "Trust" offered');
+    // Registering again (another click, a second tab) finds this browser's device: no duplicate.
+    const ids = await page.evaluate(async () => {
+      const client = (globalThis as unknown as { tesseraDemo: { client: TrustedDevices } }).tesseraDemo
+        .client;
+      const again = await client.devices.register('Demo browser');
+      return { again: again.deviceId, listed: (await client.devices.list()).map((d) => d.deviceId) };
+    });
+    assert.deepEqual(ids.listed, [ids.again], 'one device for this browser');
+    await page.reload();
+    await signedIn(page);
+    await page
+      .getByTestId('device-state')
+      .filter({ hasText: /^trusted$/ })
+      .waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('device').count(), 1);
     await page.getByTestId('pin-value').fill('4826');
     await page.getByTestId('set-pin').click();
     await statusHas(page, 'PIN set');
+    await page.getByTestId('pin-state').filter({ hasText: /^set$/ }).waitFor({ timeout: 15_000 });
     await shot(page, 'device-and-pin-set');
 
     await page.getByTestId('sign-out').click();
@@ -232,7 +311,10 @@ describe('demo app in headless Chromium', {
     await signedIn(page);
     await page.getByTestId('register-passkey').click();
     await statusHas(page, 'Passkey added');
+    await page.getByTestId('passkey-state').filter({ hasText: /^1$/ }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('passkey').count(), 1);
     await shot(page, 'passkey-registered');
+    await shotWidths(page, 'state-all-set-up');
     await page.getByTestId('sign-out').click();
     await signedOut(page);
     await page.getByTestId('passkey-sign-in').click();
@@ -324,8 +406,8 @@ describe('demo app in headless Chromium', {
     for (const p of tabs) {
       assert.deepEqual(
         await p.evaluate(() => (globalThis as unknown as DemoWindow).e2eEvents),
-        ['refreshed'],
-        'each tab saw one renewal and no sign-out',
+        ['initialSession', 'refreshed'],
+        'each tab saw its initial session, one renewal and no sign-out',
       );
       assert.equal(
         await p.evaluate(() => (globalThis as unknown as DemoWindow).tesseraDemo.client.isSignedIn()),
@@ -347,6 +429,24 @@ describe('demo app in headless Chromium', {
     await shot(second, 'renewed-together-tab-2');
     await page.getByTestId('keep-warm').check();
     await second.close();
+  });
+
+  test('"Sign out other devices" keeps this session; a passkey can be removed from the list', async () => {
+    await page.getByTestId('sign-out-others').click();
+    await statusHas(page, 'Signed out on the other devices');
+    assert.ok(await page.getByTestId('signed-in').isVisible());
+    await page.getByTestId('verify').click();
+    await statusHas(page, 'the access token is valid');
+    await page.getByTestId('passkey-remove').click();
+    await statusHas(page, 'Passkey Demo passkey removed');
+    await page
+      .getByTestId('passkey-state')
+      .filter({ hasText: /^none$/ })
+      .waitFor({ timeout: 15_000 });
+    // The passkey's session (this one: signed in by passkey) ended with it.
+    await signedOut(page);
+    await page.getByTestId('device-sign-in').click();
+    await signedIn(page);
   });
 
   test('sign-out revokes the session and clears storage in every tab', async () => {
@@ -389,5 +489,18 @@ describe('demo app in headless Chromium', {
     await page.getByTestId('stored').filter({ hasText: deviceEntry() }).waitFor({ timeout: 5000 });
     assert.equal(await page.getByTestId('stored').filter({ hasText: sessionEntry() }).count(), 0);
     await shot(page, 'signed-out');
+    await shotWidths(page, 'state-signed-out-device-trusted');
+  });
+
+  test('opened at 127.0.0.1: a passkey sign-in says to use localhost', async () => {
+    const ip = await context.newPage();
+    await ip.goto(`${server.url}/demo/`);
+    await signedOut(ip);
+    await ip.getByTestId('passkey-sign-in').click();
+    const port = new URL(server.url).port;
+    await statusHas(ip, `open this page at http://localhost:${port} instead`);
+    assert.match((await ip.getByTestId('status').textContent()) ?? '', /webauthn_origin_mismatch/);
+    await shotWidths(ip, 'state-passkey-on-ip-address');
+    await ip.close();
   });
 });

@@ -95,7 +95,9 @@ describe('passkeys', () => {
     const g = globalThis as { location?: URL };
     g.location = new URL('http://127.0.0.1:8080/demo/');
     try {
+      const calls = s.calls.length;
       const error = await client.passkeys.signIn().catch((e: unknown) => e);
+      assert.equal(s.calls.length, calls, 'known before any call: no challenge spent');
       assert.ok(error instanceof TesseraClientError);
       assert.equal(error.code, 'webauthn_origin_mismatch');
       assert.match(error.detail, /not an IP address \(127\.0\.0\.1\).*http:\/\/localhost:8080/);

@@ -93,8 +93,13 @@ export function credentialsAuthenticator(credentials?: CredentialsLike): Passkey
   };
 }
 
-/** The credentials container to use, or a `webauthn_unavailable` error where there is none. */
+/**
+ * The credentials container to use, or a `webauthn_unavailable` error where there is none; on a
+ * page opened at an IP address, where WebAuthn can never work, the `webauthn_origin_mismatch`
+ * error saying to use localhost, before any challenge is spent.
+ */
 export function requireCredentials(credentials: CredentialsLike | undefined): CredentialsLike {
+  if (isIpAddress(globalThis.location?.hostname ?? '')) throw originMismatch(undefined);
   const found = credentials ?? (globalThis.navigator?.credentials as CredentialsLike | undefined);
   if (typeof found?.create !== 'function' || typeof found.get !== 'function')
     throw unavailable('WebAuthn is not available here (no navigator.credentials)');
