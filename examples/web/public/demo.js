@@ -126,7 +126,8 @@ function item(label, detail, onRemove, testid) {
     remove.disabled = true;
     try {
       await onRemove();
-      await showSetup();
+      // Removing what started this session ends it: the SDK then reports the sign-out.
+      await showSetup().catch(() => {});
     } catch (error) {
       status(explain(error), 'error');
       remove.disabled = false;
@@ -195,7 +196,7 @@ async function showUser() {
 
 /** Offers passkeys in the identifier's autofill while signed out, where the browser can. */
 async function offerAutofill() {
-  if (autofill || !(await client.passkeys.browserSupportsAutofill())) return;
+  if (autofill || !$('autofillOn').checked || !(await client.passkeys.browserSupportsAutofill())) return;
   $('autofillHint').hidden = false;
   const controller = new AbortController();
   autofill = controller;
@@ -239,10 +240,13 @@ function connect() {
     if (event.type === 'refreshed') $('renewals').textContent = String(++renewals);
     log(event.claims ? `${event.type} (${event.claims.authentication_method})` : `${event.type}: signed out`);
     await render(event.claims, event.type !== 'refreshed');
-    if (event.type === 'refreshed') await showTokens().catch(() => {});
   });
 }
 $('apiKeyId').addEventListener('change', connect);
+$('autofillOn').addEventListener('change', async () => {
+  if (!$('autofillOn').checked) autofill?.abort();
+  else if (client && !(await client.isSignedIn())) void offerAutofill();
+});
 connect();
 // The current client, for the browser console and the end-to-end tests.
 globalThis.tesseraDemo = {

@@ -61,6 +61,8 @@ describe('demo app in headless Chromium', {
   let origin: string;
   let apiKeyId: string;
   let step = 0;
+  let authenticatorId: string;
+  let clearPasskeys: () => Promise<void>;
 
   const shot = async (p: Page, name: string) => {
     await p.screenshot({
@@ -169,7 +171,9 @@ describe('demo app in headless Chromium', {
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    // Automation resolves a conditional (autofill) request at once with a stored passkey, as if
+    // the user had picked it: the passkey test relies on that.
+    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
         protocol: 'ctap2',
         transport: 'internal',
@@ -177,7 +181,8 @@ describe('demo app in headless Chromium', {
         hasUserVerification: true,
         isUserVerified: true,
       },
-    });
+    }));
+    clearPasskeys = () => cdp.send('WebAuthn.clearCredentials', { authenticatorId }).then(() => {});
     await page.goto(`${origin}/demo/`);
   });
 
@@ -315,11 +320,23 @@ describe('demo app in headless Chromium', {
     assert.equal(await page.getByTestId('passkey').count(), 1);
     await shot(page, 'passkey-registered');
     await shotWidths(page, 'state-all-set-up');
+    // The modal prompt, with the autofill offer off.
+    await page.getByTestId('autofill-toggle').uncheck();
     await page.getByTestId('sign-out').click();
     await signedOut(page);
     await page.getByTestId('passkey-sign-in').click();
     await signedIn(page);
     assert.equal(await method(page), 'BIOMETRIC');
+    await statusHas(page, 'Signed in with a passkey.');
+    // The autofill (conditional UI): signed out, the page offers the passkey in the e-mail field's
+    // autofill, and the virtual authenticator picks it as a user would.
+    await page.getByTestId('autofill-toggle').check();
+    await page.getByTestId('sign-out').click();
+    await statusHas(page, 'Signed in with a passkey from the autofill.');
+    await signedIn(page);
+    assert.equal(await method(page), 'BIOMETRIC');
+    // Off from now on: the next tests sign out and in other ways.
+    await page.getByTestId('autofill-toggle').uncheck();
     await shot(page, 'signed-in-passkey');
   });
 
@@ -439,14 +456,16 @@ describe('demo app in headless Chromium', {
     await statusHas(page, 'the access token is valid');
     await page.getByTestId('passkey-remove').click();
     await statusHas(page, 'Passkey Demo passkey removed');
-    await page
-      .getByTestId('passkey-state')
-      .filter({ hasText: /^none$/ })
-      .waitFor({ timeout: 15_000 });
+    // Gone from the authenticator as well, as when a user deletes it there.
+    await clearPasskeys();
     // The passkey's session (this one: signed in by passkey) ended with it.
     await signedOut(page);
     await page.getByTestId('device-sign-in').click();
     await signedIn(page);
+    await page
+      .getByTestId('passkey-state')
+      .filter({ hasText: /^none$/ })
+      .waitFor({ timeout: 15_000 });
   });
 
   test('sign-out revokes the session and clears storage in every tab', async () => {
