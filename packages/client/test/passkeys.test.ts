@@ -92,7 +92,7 @@ describe('passkeys', () => {
     };
     const client = s.client({ credentials: insecure });
     await s.signIn(client, 'origin@example.com');
-    const g = globalThis as { location?: URL };
+    const g = globalThis as unknown as { location?: URL };
     g.location = new URL('http://127.0.0.1:8080/demo/');
     try {
       const calls = s.calls.length;
