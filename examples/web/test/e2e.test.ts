@@ -32,6 +32,14 @@ interface DemoWindow {
   e2eStarted?: () => Promise<void>;
 }
 
+/** The slice of the page client's device methods the test calls. */
+interface TrustedDevices {
+  devices: {
+    register(name?: string): Promise<{ deviceId: string }>;
+    list(): Promise<Array<{ deviceId: string }>>;
+  };
+}
+
 interface AccessClaims {
   sid: string;
   iat: number;
@@ -53,12 +61,33 @@ describe('demo app in headless Chromium', {
   let origin: string;
   let apiKeyId: string;
   let step = 0;
+  let authenticatorId: string;
+  let clearPasskeys: () => Promise<void>;
 
   const shot = async (p: Page, name: string) => {
     await p.screenshot({
       path: join(ARTEFACTS, `${String(++step).padStart(2, '0')}-${name}.png`),
       fullPage: true,
     });
+  };
+  /**
+   * One state at desktop and phone widths (1280, 390, 360 px): a screenshot of each, and no
+   * horizontal scrolling at 360 px, the narrowest phone we support.
+   */
+  const shotWidths = async (p: Page, name: string) => {
+    for (const width of [1280, 390, 360]) {
+      await p.setViewportSize({ width, height: 800 });
+      await p.screenshot({ path: join(ARTEFACTS, `${name}-${width}.png`), fullPage: true });
+      const { scrollWidth, innerWidth } = await p.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+      }));
+      assert.ok(
+        scrollWidth <= innerWidth,
+        `${name} at ${width} px: ${scrollWidth} px wide, more than the window`,
+      );
+    }
+    await p.setViewportSize({ width: 1280, height: 800 });
   };
   const method = (p: Page) => p.getByTestId('claim-method').textContent();
   const signedIn = (p: Page) => p.getByTestId('signed-in').waitFor({ state: 'visible', timeout: 15_000 });
@@ -142,7 +171,9 @@ describe('demo app in headless Chromium', {
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    // Automation resolves a conditional (autofill) request at once with a stored passkey, as if
+    // the user had picked it: the passkey test relies on that.
+    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
         protocol: 'ctap2',
         transport: 'internal',
@@ -150,7 +181,8 @@ describe('demo app in headless Chromium', {
         hasUserVerification: true,
         isUserVerified: true,
       },
-    });
+    }));
+    clearPasskeys = () => cdp.send('WebAuthn.clearCredentials', { authenticatorId }).then(() => {});
     await page.goto(`${origin}/demo/`);
   });
 
@@ -158,6 +190,20 @@ describe('demo app in headless Chromium', {
     await browser?.close();
     api?.close();
     await server?.close();
+  });
+
+  test('signed out: the sign-in form fits a phone; PIN inputs are masked', async (t) => {
+    t.diagnostic(`screenshots in ${ARTEFACTS}`);
+    await signedOut(page);
+    await shotWidths(page, 'state-signed-out');
+    for (const id of ['pin-sign-in-value', 'pin-value']) {
+      const input = page.getByTestId(id);
+      assert.equal(await input.getAttribute('type'), 'password', `${id} is masked`);
+      assert.equal(await input.getAttribute('inputmode'), 'numeric');
+      assert.equal(await input.getAttribute('autocomplete'), 'off');
+    }
+    assert.equal(await page.getByTestId('code').getAttribute('autocomplete'), 'one-time-code');
+    assert.equal(await page.getByTestId('identifier').getAttribute('autocomplete'), 'username webauthn');
   });
 
   test('OTP sign-in with the code from the development outbox', async () => {
@@ -171,6 +217,23 @@ describe('demo app in headless Chromium', {
     assert.equal(await method(page), 'OTP');
     assert.equal(await page.getByTestId('claim-identifier').textContent(), 'browser@example.com');
     await shot(page, 'signed-in-otp');
+  });
+
+  test('signed in: the account from userinfo, token claims decoded and marked not verified, nothing set up yet', async () => {
+    await page
+      .getByTestId('user-identifier')
+      .filter({ hasText: 'browser@example.com' })
+      .waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('access-claims')
+      .filter({ hasText: '"type": "access_token"' })
+      .waitFor({ timeout: 15_000 });
+    assert.match((await page.getByTestId('id-claims').textContent()) ?? '', /"type": "id_token"/);
+    assert.match((await page.getByTestId('claims-not-verified').textContent()) ?? '', /not verified/);
+    assert.equal(await page.getByTestId('device-state').textContent(), 'not trusted');
+    assert.equal(await page.getByTestId('pin-state').textContent(), 'not set');
+    assert.equal(await page.getByTestId('passkey-state').textContent(), 'none');
+    await shotWidths(page, 'state-signed-in');
   });
 
   test('/verify and the sample backend accept the token', async () => {
@@ -196,9 +259,30 @@ describe('demo app in headless Chromium', {
   test('trusted device and PIN, then sign-in with each', async () => {
     await page.getByTestId('register-device').click();
     await statusHas(page, 'trusted device');
+    await page
+      .getByTestId('device-state')
+      .filter({ hasText: /^trusted$/ })
+      .waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('register-device').isVisible(), false, 'no second "Trust" offered');
+    // Registering again (another click, a second tab) finds this browser's device: no duplicate.
+    const ids = await page.evaluate(async () => {
+      const client = (globalThis as unknown as { tesseraDemo: { client: TrustedDevices } }).tesseraDemo
+        .client;
+      const again = await client.devices.register('Demo browser');
+      return { again: again.deviceId, listed: (await client.devices.list()).map((d) => d.deviceId) };
+    });
+    assert.deepEqual(ids.listed, [ids.again], 'one device for this browser');
+    await page.reload();
+    await signedIn(page);
+    await page
+      .getByTestId('device-state')
+      .filter({ hasText: /^trusted$/ })
+      .waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('device').count(), 1);
     await page.getByTestId('pin-value').fill('4826');
     await page.getByTestId('set-pin').click();
     await statusHas(page, 'PIN set');
+    await page.getByTestId('pin-state').filter({ hasText: /^set$/ }).waitFor({ timeout: 15_000 });
     await shot(page, 'device-and-pin-set');
 
     await page.getByTestId('sign-out').click();
@@ -232,12 +316,27 @@ describe('demo app in headless Chromium', {
     await signedIn(page);
     await page.getByTestId('register-passkey').click();
     await statusHas(page, 'Passkey added');
+    await page.getByTestId('passkey-state').filter({ hasText: /^1$/ }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByTestId('passkey').count(), 1);
     await shot(page, 'passkey-registered');
+    await shotWidths(page, 'state-all-set-up');
+    // The modal prompt, with the autofill offer off.
+    await page.getByTestId('autofill-toggle').uncheck();
     await page.getByTestId('sign-out').click();
     await signedOut(page);
     await page.getByTestId('passkey-sign-in').click();
     await signedIn(page);
     assert.equal(await method(page), 'BIOMETRIC');
+    await statusHas(page, 'Signed in with a passkey.');
+    // The autofill (conditional UI): signed out, the page offers the passkey in the e-mail field's
+    // autofill, and the virtual authenticator picks it as a user would.
+    await page.getByTestId('autofill-toggle').check();
+    await page.getByTestId('sign-out').click();
+    await statusHas(page, 'Signed in with a passkey from the autofill.');
+    await signedIn(page);
+    assert.equal(await method(page), 'BIOMETRIC');
+    // Off from now on: the next tests sign out and in other ways.
+    await page.getByTestId('autofill-toggle').uncheck();
     await shot(page, 'signed-in-passkey');
   });
 
@@ -324,8 +423,8 @@ describe('demo app in headless Chromium', {
     for (const p of tabs) {
       assert.deepEqual(
         await p.evaluate(() => (globalThis as unknown as DemoWindow).e2eEvents),
-        ['refreshed'],
-        'each tab saw one renewal and no sign-out',
+        ['initialSession', 'refreshed'],
+        'each tab saw its initial session, one renewal and no sign-out',
       );
       assert.equal(
         await p.evaluate(() => (globalThis as unknown as DemoWindow).tesseraDemo.client.isSignedIn()),
@@ -347,6 +446,26 @@ describe('demo app in headless Chromium', {
     await shot(second, 'renewed-together-tab-2');
     await page.getByTestId('keep-warm').check();
     await second.close();
+  });
+
+  test('"Sign out other devices" keeps this session; a passkey can be removed from the list', async () => {
+    await page.getByTestId('sign-out-others').click();
+    await statusHas(page, 'Signed out on the other devices');
+    assert.ok(await page.getByTestId('signed-in').isVisible());
+    await page.getByTestId('verify').click();
+    await statusHas(page, 'the access token is valid');
+    await page.getByTestId('passkey-remove').click();
+    await statusHas(page, 'Passkey Demo passkey removed');
+    // Gone from the authenticator as well, as when a user deletes it there.
+    await clearPasskeys();
+    // The passkey's session (this one: signed in by passkey) ended with it.
+    await signedOut(page);
+    await page.getByTestId('device-sign-in').click();
+    await signedIn(page);
+    await page
+      .getByTestId('passkey-state')
+      .filter({ hasText: /^none$/ })
+      .waitFor({ timeout: 15_000 });
   });
 
   test('sign-out revokes the session and clears storage in every tab', async () => {
@@ -389,5 +508,18 @@ describe('demo app in headless Chromium', {
     await page.getByTestId('stored').filter({ hasText: deviceEntry() }).waitFor({ timeout: 5000 });
     assert.equal(await page.getByTestId('stored').filter({ hasText: sessionEntry() }).count(), 0);
     await shot(page, 'signed-out');
+    await shotWidths(page, 'state-signed-out-device-trusted');
+  });
+
+  test('opened at 127.0.0.1: a passkey sign-in says to use localhost', async () => {
+    const ip = await context.newPage();
+    await ip.goto(`${server.url}/demo/`);
+    await signedOut(ip);
+    await ip.getByTestId('passkey-sign-in').click();
+    const port = new URL(server.url).port;
+    await statusHas(ip, `open this page at http://localhost:${port} instead`);
+    assert.match((await ip.getByTestId('status').textContent()) ?? '', /webauthn_origin_mismatch/);
+    await shotWidths(ip, 'state-passkey-on-ip-address');
+    await ip.close();
   });
 });

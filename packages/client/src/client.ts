@@ -5,6 +5,13 @@ import { LocalDeviceStore } from './device/local-device.js';
 import { authorizedFetch } from './http/authorized-fetch.js';
 import { type FetchLike, Transport } from './http/transport.js';
 import type { TokenLock } from './lock/lock.js';
+import {
+  getUser,
+  type LogoutOptions,
+  type LogoutResult,
+  logout,
+  type TesseraUser,
+} from './methods/account.js';
 import { type ClientContext, notSignedIn } from './methods/context.js';
 import { type DeviceMethods, deviceMethods } from './methods/devices.js';
 import { type OtpMethods, otpMethods } from './methods/otp.js';
@@ -15,7 +22,11 @@ import type { AuthListener } from './session/events.js';
 import { TokenSession } from './session/session.js';
 import type { KeyStore } from './storage/key-store.js';
 import type { TokenStorage } from './storage/token-storage.js';
-import { credentialsAuthenticator, requireCredentials } from './webauthn/authenticator.js';
+import {
+  conditionalMediationAvailable,
+  credentialsAuthenticator,
+  requireCredentials,
+} from './webauthn/authenticator.js';
 import type { CredentialsLike, PasskeyAuthenticator } from './webauthn/types.js';
 
 /**
@@ -88,6 +99,11 @@ export interface TesseraClient {
   getClaims(): Promise<AccessTokenClaims | null>;
   /** Whether a session is stored (no network call). */
   isSignedIn(): Promise<boolean>;
+  /**
+   * The signed-in user from the service's userinfo endpoint (`GET /oauth/userinfo`), or null when
+   * signed out.
+   */
+  getUser(): Promise<TesseraUser | null>;
   /** `fetch` with the Bearer token; renews and retries once after a 401. For your own API only. */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** Asks the service's `POST /verify` about the current access token. */
@@ -95,9 +111,15 @@ export interface TesseraClient {
   /**
    * Revokes the session at the service, then removes the tokens here and in every tab. Never
    * throws; `revoked` says whether the service confirmed. A registered trusted device is kept.
+   * `scope: 'global'` ends every session of the user (tokens removed here too); `'others'` every
+   * session but this one (tokens kept).
    */
-  logout(): Promise<{ revoked: boolean }>;
-  /** Calls `listener` on sign-in, renewal and sign-out (from any tab). Returns an unsubscribe function. */
+  logout(options?: LogoutOptions): Promise<LogoutResult>;
+  /**
+   * Calls `listener` with `initialSession` first — the session found at load, or `claims: null`
+   * — as soon as it is known (right away, asynchronously, once the client has loaded), then on
+   * sign-in, renewal and sign-out (from any tab). Returns an unsubscribe function.
+   */
   onAuthStateChange(listener: AuthListener): () => void;
   /** Stops listening to other tabs (and closes the channel the client opened itself). */
   close(): void;
@@ -148,7 +170,9 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     otp: otpMethods(ctx),
     devices: deviceMethods(ctx, local),
     pin: pinMethods(ctx, local),
-    passkeys: passkeyMethods(ctx, authenticator),
+    passkeys: passkeyMethods(ctx, authenticator, async () =>
+      options.authenticator ? false : conditionalMediationAvailable(),
+    ),
     async getAccessToken() {
       return (await session.fresh())?.bundle.access_token ?? null;
     },
@@ -161,6 +185,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     async isSignedIn() {
       return (await session.current()) !== null;
     },
+    getUser: () => getUser(ctx),
     fetch: (input, init) => authorizedFetch(session, fetchFn, notSignedIn, input, init),
     async verify() {
       const record = await session.fresh();
@@ -169,11 +194,12 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         body: { oauth_token: { access_token: record.bundle.access_token } },
       });
     },
-    logout: () =>
-      session.logout(async (token) => {
-        await transport.call('/oauth/revoke', { body: { token, client_id: apiKeyId } });
+    logout: (logoutOptions) => logout(ctx, logoutOptions),
+    onAuthStateChange: (listener) =>
+      session.events.subscribe(listener, {
+        ready: session.initialised(),
+        snapshot: () => ({ type: 'initialSession', claims: session.claims(session.peek() ?? null) }),
       }),
-    onAuthStateChange: (listener) => session.events.subscribe(listener),
     close() {
       session.close();
       ownLock?.close?.();

@@ -7,7 +7,13 @@ import { type ErrorCode, ErrorCodes } from '@tessera/core';
  * - `not_signed_in` — the call needs a signed-in user and there is none
  * - `no_device_key` — device or PIN sign-in, but this device holds no registered key
  * - `webauthn_unavailable` — no WebAuthn here (no `navigator.credentials`, none injected)
- * - `webauthn_cancelled` — the user dismissed the passkey prompt, or it timed out
+ * - `webauthn_cancelled` — the user dismissed the passkey prompt, it timed out, or it was cancelled
+ *   (an `AbortSignal`, or a newer passkey ceremony replacing a pending autofill one)
+ * - `passkey_not_available` — the passkey prompt ended without a passkey on a device that has
+ *   never used one for this project here: most likely there is none yet (browsers do not say
+ *   whether the user dismissed the prompt or had nothing to offer)
+ * - `webauthn_origin_mismatch` — the page's host is not the relying-party id nor under it (the
+ *   browser's SecurityError), e.g. a page opened at 127.0.0.1: the detail says what to open instead
  * - `lock_timeout` — another tab held the token-renewal lock for too long
  *
  * @example
@@ -23,6 +29,8 @@ export const ClientErrorCodes = {
   noDeviceKey: 'no_device_key',
   webauthnUnavailable: 'webauthn_unavailable',
   webauthnCancelled: 'webauthn_cancelled',
+  passkeyNotAvailable: 'passkey_not_available',
+  webauthnOriginMismatch: 'webauthn_origin_mismatch',
   lockTimeout: 'lock_timeout',
 } as const;
 

@@ -21,11 +21,17 @@ export type { FetchLike } from './http/transport.js';
 export { type BroadcastLockOptions, broadcastChannelLock } from './lock/broadcast-lock.js';
 export { processLock, type TokenLock } from './lock/lock.js';
 export { type WebLocksOptions, webLocks } from './lock/web-locks.js';
+export type { LogoutOptions, LogoutResult, TesseraUser } from './methods/account.js';
 export type { SignInOptions, SignInResult } from './methods/context.js';
 export type { DeviceMethods, TrustedDevice } from './methods/devices.js';
 export type { OtpChallenge, OtpMethods } from './methods/otp.js';
-export type { Passkey, PasskeyMethods, PasskeySignInOptions } from './methods/passkeys.js';
-export type { PinMethods } from './methods/pin.js';
+export type {
+  Passkey,
+  PasskeyAutofillOptions,
+  PasskeyMethods,
+  PasskeySignInOptions,
+} from './methods/passkeys.js';
+export type { PinMethods, PinStatus } from './methods/pin.js';
 export type { ChannelLike } from './session/channel.js';
 export type { AuthEvent, AuthEventType, AuthListener } from './session/events.js';
 export {
@@ -42,6 +48,7 @@ export type {
   CreationOptionsJSON,
   CredentialsLike,
   PasskeyAuthenticator,
+  PasskeyCeremonyOptions,
   RegistrationResponseJSON,
   RequestOptionsJSON,
 } from './webauthn/types.js';

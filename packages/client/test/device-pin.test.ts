@@ -90,4 +90,43 @@ describe('trusted device and PIN (WebCrypto in Node)', () => {
     assert.equal(await other.devices.currentId(), null);
     assert.equal(await codeOf(admin.devices.remove(mine.deviceId)), 'device_not_found');
   });
+
+  it('trusting the same device twice registers it once; current() says whether it is still listed', async () => {
+    const client = s.client();
+    await s.signIn(client, 'twice@example.com');
+    assert.equal(await client.devices.current(), null);
+    const first = await client.devices.register('Browser');
+    const again = await client.devices.register('Browser');
+    assert.equal(again.deviceId, first.deviceId, 'the existing registration');
+    assert.deepEqual(
+      (await client.devices.list()).map((d) => d.deviceId),
+      [first.deviceId],
+      'no duplicate for one browser',
+    );
+    assert.equal((await client.devices.current())?.deviceId, first.deviceId);
+
+    // replace: a new key all the same; the earlier registration stays until removed.
+    const replaced = await client.devices.register('Browser', { replace: true });
+    assert.notEqual(replaced.deviceId, first.deviceId);
+    assert.equal(await client.devices.currentId(), replaced.deviceId);
+    assert.equal((await client.devices.list()).length, 2);
+
+    // Another user signed in on this browser does not see it as theirs: a device of their own is made.
+    await client.logout();
+    await s.signIn(client, 'someone-else@example.com');
+    assert.equal(await client.devices.current(), null);
+    const theirs = await client.devices.register();
+    assert.notEqual(theirs.deviceId, replaced.deviceId);
+  });
+
+  it('pin.status() says whether a PIN is set', async () => {
+    const client = s.client();
+    await s.signIn(client, 'pinstatus@example.com');
+    assert.deepEqual(await client.pin.status(), { pinSet: false, locked: false, attemptsLeft: 0 });
+    await client.devices.register();
+    await client.pin.set('4829');
+    assert.deepEqual(await client.pin.status(), { pinSet: true, locked: false, attemptsLeft: 5 });
+    await client.logout();
+    assert.equal(await codeOf(client.pin.status()), 'not_signed_in');
+  });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTesseraClient, memoryStorage, TesseraClientError, type TokenStorage } from '@tessera/client';
-import { codeOf, type Setup, setup } from './helpers/setup.js';
+import { codeOf, recordEvents, type Setup, setup } from './helpers/setup.js';
 
 /** A storage that records every write, to prove that nothing was written. */
 function recordingStorage(): TokenStorage & { writes: string[] } {
@@ -28,8 +28,7 @@ describe('OTP sign-in', () => {
   it('stores the bundle and reports who signed in', async () => {
     const storage = recordingStorage();
     const client = s.client({ storage });
-    const events: string[] = [];
-    client.onAuthStateChange((event) => events.push(event.type));
+    const events = await recordEvents(client);
     assert.equal(await client.isSignedIn(), false);
     assert.equal(await client.getAccessToken(), null);
 
@@ -59,8 +58,7 @@ describe('OTP sign-in', () => {
   it('with getOAuthToken false stores nothing', async () => {
     const storage = recordingStorage();
     const client = s.client({ storage });
-    const events: string[] = [];
-    client.onAuthStateChange((event) => events.push(event.type));
+    const events = await recordEvents(client);
     const { challengeId } = await client.otp.start('grace@example.com');
     const result = await client.otp.complete(challengeId, s.server.lastCode('grace@example.com'), {
       getOAuthToken: false,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { type AuthEvent, type FetchLike, memoryStorage, TesseraClientError } from '@tessera/client';
-import { manualClock, nextEvent, type Setup, setup } from './helpers/setup.js';
+import { manualClock, nextEvent, recordEvents, type Setup, setup } from './helpers/setup.js';
 
 const HOUR = 3600;
 
@@ -18,8 +18,7 @@ describe('renewal', () => {
     const client = s.client();
     await s.signIn(client, 'renew@example.com');
     const first = await client.getAccessToken();
-    const events: string[] = [];
-    client.onAuthStateChange((e) => events.push(e.type));
+    const events = await recordEvents(client);
 
     clock.advance(HOUR - 120);
     assert.equal(await client.getAccessToken(), first, 'two minutes left: no renewal yet');
@@ -143,8 +142,7 @@ describe('renewal', () => {
     });
     const client = s.client();
     await s.signIn(client, 'expired@example.com');
-    const events: string[] = [];
-    client.onAuthStateChange((e) => events.push(e.type));
+    const events = await recordEvents(client);
     clock.advance(90);
     assert.equal(await client.getAccessToken(), null);
     assert.deepEqual(events, ['signedOut']);

@@ -48,8 +48,16 @@ const toDevice = (d: DeviceView): TrustedDevice => ({
  * ```
  */
 export interface DeviceMethods {
-  /** Creates a key pair, registers it for the signed-in user, keeps it on this device. Replaces an earlier registration of this device. */
-  register(name?: string): Promise<TrustedDevice>;
+  /**
+   * Trusts this device for the signed-in user: creates a key pair, registers it, keeps it here.
+   * When this device is already registered for this user and still listed, nothing is created:
+   * the existing device is returned (no duplicate for one browser). `replace: true` registers a
+   * new key all the same; the earlier registration then stays listed until `remove()`d (removing
+   * it ends the sessions it started, perhaps this one).
+   */
+  register(name?: string, options?: { replace?: boolean }): Promise<TrustedDevice>;
+  /** This device, when its registration is still listed for the signed-in user; else null. */
+  current(): Promise<TrustedDevice | null>;
   /** Signs in with this device's key (`no_device_key` when there is none). */
   signIn(options?: SignInOptions): Promise<SignInResult>;
   /** The signed-in user's trusted devices. */
@@ -86,8 +94,18 @@ export async function deviceChallenge(
 }
 
 export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): DeviceMethods {
+  const list = async () => {
+    const answer = await callAsUser<{ devices: DeviceView[] }>(ctx, '/v1/devices', { method: 'GET' });
+    return answer.devices.map(toDevice);
+  };
+  const current = async () => {
+    const id = await local.deviceId();
+    return id === null ? null : ((await list()).find((d) => d.deviceId === id) ?? null);
+  };
   return {
-    async register(name) {
+    async register(name, options = {}) {
+      const existing = options.replace ? null : await current();
+      if (existing) return existing;
       const challenge = await callAsUser<DeviceChallenge>(ctx, '/v1/devices/register/start');
       const keyPair = await generateDeviceKey();
       const signature = await signChallenge(keyPair, 'device-register', ctx.apiKeyId, challenge);
@@ -102,6 +120,7 @@ export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): Devi
       await local.save({ deviceId: view.device_id, keyPair });
       return toDevice(view);
     },
+    current,
     async signIn(options = {}) {
       const started = await deviceChallenge(ctx, local, '/v1/auth/device/start');
       const signature = await started.sign('device-signin');
@@ -112,10 +131,7 @@ export function deviceMethods(ctx: ClientContext, local: LocalDeviceStore): Devi
         options,
       );
     },
-    async list() {
-      const answer = await callAsUser<{ devices: DeviceView[] }>(ctx, '/v1/devices', { method: 'GET' });
-      return answer.devices.map(toDevice);
-    },
+    list,
     async remove(deviceId) {
       await callAsUser(ctx, `/v1/devices/${encodeURIComponent(deviceId)}`, { method: 'DELETE' });
       if ((await local.deviceId()) === deviceId) await local.forget();

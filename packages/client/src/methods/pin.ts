@@ -19,7 +19,24 @@ import { deviceChallenge } from './devices.js';
  * await tessera.pin.signIn('4829');     // later
  * ```
  */
+/**
+ * Whether the signed-in user has a PIN, from {@link PinMethods.status}.
+ *
+ * @example
+ * ```ts
+ * const { pinSet, locked } = await tessera.pin.status();
+ * ```
+ */
+export interface PinStatus {
+  pinSet: boolean;
+  /** Five wrong PINs: PIN sign-in is refused until the user signs in by OTP. */
+  locked: boolean;
+  attemptsLeft: number;
+}
+
 export interface PinMethods {
+  /** Whether the signed-in user has set a PIN, and whether PIN sign-in is locked. */
+  status(): Promise<PinStatus>;
   /** Sets or changes the PIN. Changing it needs `currentPin` unless the user signed in within ten minutes. */
   set(pin: string, currentPin?: string): Promise<void>;
   /** Signs in with the PIN and this device's key (`no_device_key` when there is none). */
@@ -28,6 +45,14 @@ export interface PinMethods {
 
 export function pinMethods(ctx: ClientContext, local: LocalDeviceStore): PinMethods {
   return {
+    async status() {
+      const answer = await callAsUser<{ pin_set: boolean; locked: boolean; attempts_left: number }>(
+        ctx,
+        '/v1/pin',
+        { method: 'GET' },
+      );
+      return { pinSet: answer.pin_set, locked: answer.locked, attemptsLeft: answer.attempts_left };
+    },
     async set(pin, currentPin) {
       await callAsUser(ctx, '/v1/pin', {
         method: 'PUT',

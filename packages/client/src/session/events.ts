@@ -1,6 +1,8 @@
 import type { AccessTokenClaims } from '@tessera/core';
 
 /**
+ * - `initialSession` — first event of every listener: the session found in storage at load (no
+ *   network call), or `claims: null` when there is none
  * - `signedIn` — a sign-in stored a new session (here or in another tab)
  * - `refreshed` — the tokens were renewed (here or in another tab)
  * - `signedOut` — logout, or the session ended (refresh token expired or revoked)
@@ -12,7 +14,7 @@ import type { AccessTokenClaims } from '@tessera/core';
  * const isSignedIn = (type: AuthEventType) => type !== 'signedOut';
  * ```
  */
-export type AuthEventType = 'signedIn' | 'refreshed' | 'signedOut';
+export type AuthEventType = 'initialSession' | 'signedIn' | 'refreshed' | 'signedOut';
 
 /**
  * What {@link AuthListener}s receive: the event and the claims of the current access token
@@ -42,26 +44,46 @@ export interface AuthEvent {
  */
 export type AuthListener = (event: AuthEvent) => void;
 
+/** Calls a listener; a faulty one must not break sign-in or renewal: surface it like an uncaught error. */
+function call(listener: AuthListener, event: AuthEvent): void {
+  try {
+    listener(event);
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error;
+    });
+  }
+}
+
 export class AuthEvents {
   readonly #listeners = new Set<AuthListener>();
 
-  subscribe(listener: AuthListener): () => void {
-    this.#listeners.add(listener);
+  /**
+   * Adds a listener. With `initial`, its first event is the `initialSession` that `snapshot`
+   * describes once `ready` settles; events emitted before that are not passed on, since the
+   * snapshot, taken after them, already shows their outcome.
+   */
+  subscribe(
+    listener: AuthListener,
+    initial?: { ready: Promise<unknown>; snapshot: () => AuthEvent },
+  ): () => void {
+    let live = !initial;
+    const entry: AuthListener = (event) => {
+      if (live) listener(event);
+    };
+    this.#listeners.add(entry);
+    const deliver = () => {
+      if (!initial || !this.#listeners.has(entry)) return;
+      live = true;
+      call(listener, initial.snapshot());
+    };
+    initial?.ready.then(deliver, deliver);
     return () => {
-      this.#listeners.delete(listener);
+      this.#listeners.delete(entry);
     };
   }
 
   emit(event: AuthEvent): void {
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(event);
-      } catch (error) {
-        // A faulty listener must not break sign-in or renewal; surface it like an uncaught error.
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
+    for (const listener of [...this.#listeners]) call(listener, event);
   }
 }

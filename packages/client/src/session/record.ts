@@ -14,6 +14,8 @@ export const storageKeys = (apiKeyId: string) => ({
   session: `tessera.${apiKeyId}.session`,
   device: `tessera.${apiKeyId}.device`,
   deviceKey: `tessera.${apiKeyId}.device-key`,
+  /** Set once a passkey was created or used here: a dismissed prompt then is not "no passkey". */
+  passkeyUsed: `tessera.${apiKeyId}.passkey-used`,
 });
 
 function isBundle(value: unknown): value is OAuthTokenBundle {

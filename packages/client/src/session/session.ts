@@ -43,6 +43,7 @@ export class TokenSession {
   #cache: SessionRecord | null | undefined;
   #renewing: Promise<SessionRecord | null> | undefined;
   #generation = 0;
+  #initial: Promise<void> | undefined;
   readonly #id = instanceId();
   readonly #key: string;
   readonly #lockName: string;
@@ -61,6 +62,24 @@ export class TokenSession {
   /** The session as last known: storage is read once, then kept in memory. */
   async current(): Promise<SessionRecord | null> {
     if (this.#cache === undefined) this.#cache = await this.#load();
+    return this.#cache;
+  }
+
+  /**
+   * Settles once the session found at load is known: storage read once, no network call (a
+   * stored session whose refresh token has died shows as signed in until the next renewal says
+   * otherwise). Never rejects.
+   */
+  initialised(): Promise<void> {
+    this.#initial ??= this.current().then(
+      () => {},
+      () => {},
+    );
+    return this.#initial;
+  }
+
+  /** The session in memory right now (undefined before the first read of storage). */
+  peek(): SessionRecord | null | undefined {
     return this.#cache;
   }
 

@@ -106,8 +106,26 @@ export interface AuthenticationResponseJSON {
  * ```
  */
 export interface PasskeyAuthenticator {
-  create(options: CreationOptionsJSON): Promise<RegistrationResponseJSON>;
-  get(options: RequestOptionsJSON): Promise<AuthenticationResponseJSON>;
+  create(options: CreationOptionsJSON, ceremony?: PasskeyCeremonyOptions): Promise<RegistrationResponseJSON>;
+  get(options: RequestOptionsJSON, ceremony?: PasskeyCeremonyOptions): Promise<AuthenticationResponseJSON>;
+}
+
+/**
+ * How the SDK runs one ceremony: `signal` cancels it (a new ceremony cancels the one pending),
+ * `mediation: 'conditional'` offers the passkeys in the autofill of a `webauthn` input instead of
+ * a prompt. A JSON-level authenticator without these may ignore them.
+ *
+ * @example
+ * ```ts
+ * const authenticator: PasskeyAuthenticator = {
+ *   create: (options, ceremony) => myLibrary.create(options, { signal: ceremony?.signal }),
+ *   get: (options, ceremony) => myLibrary.get(options, { signal: ceremony?.signal }),
+ * };
+ * ```
+ */
+export interface PasskeyCeremonyOptions {
+  signal?: AbortSignal;
+  mediation?: 'conditional';
 }
 
 /**

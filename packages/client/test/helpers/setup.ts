@@ -87,16 +87,30 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-/** Resolves at the next event the predicate accepts. */
+/** Resolves at the next event the predicate accepts (by default any but `initialSession`: a change). */
 export function nextEvent<T>(
   subscribe: (listener: (event: T) => void) => () => void,
-  accept: (event: T) => boolean = () => true,
+  accept: (event: T) => boolean = (event) => (event as { type?: string }).type !== 'initialSession',
 ): Promise<T> {
   return new Promise((resolve) => {
     const stop = subscribe((event) => {
       if (!accept(event)) return;
       stop();
       resolve(event);
+    });
+  });
+}
+
+/**
+ * Subscribes to a client's auth events; resolves once its `initialSession` has come, with the
+ * array that collects the types of the events after it.
+ */
+export function recordEvents(client: TesseraClient): Promise<string[]> {
+  const events: string[] = [];
+  return new Promise((resolve) => {
+    client.onAuthStateChange((event) => {
+      if (event.type === 'initialSession') resolve(events);
+      else events.push(event.type);
     });
   });
 }
