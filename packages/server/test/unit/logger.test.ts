@@ -4,11 +4,16 @@ import pg from 'pg';
 import { createLogger } from '../../src/logger.js';
 import { describePostgres, postgresUrl } from '../helpers/harness.js';
 
+interface LogLine {
+  err: { code: string };
+  smtp: { code: string };
+}
+
 /** A logger writing into an array, and the parsed lines. */
 function capture() {
   const lines: string[] = [];
   const logger = createLogger('info', { write: (line: string) => lines.push(line) });
-  return { logger, lines, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, any>) };
+  return { logger, lines, parsed: () => lines.map((line) => JSON.parse(line) as LogLine) };
 }
 
 test('a one-time code under any key named code is redacted', () => {
