@@ -29,6 +29,23 @@ function prettyStream(destination: pino.DestinationStream | undefined): pino.Des
 }
 
 /**
+ * A `code` that names an error rather than holding a secret: a Node, nodemailer or SQLite error
+ * code (`ECONNREFUSED`, `EAUTH`, `ERR_INVALID_URL`, `SQLITE_BUSY`: an upper-case letter first) or,
+ * on a logged error, a PostgreSQL SQLSTATE (`23505`, `57P01`). One-time codes are digits only,
+ * so they never pass for the first, and are never an error's own `code`.
+ */
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+function censor(value: unknown, path: string[]): unknown {
+  if (path.at(-1) === 'code' && typeof value === 'string') {
+    if (ERROR_CODE.test(value)) return value;
+    if (path[0] === 'err' && SQLSTATE.test(value)) return value;
+  }
+  return '[redacted]';
+}
+
+/**
  * The service logger. Redaction is the second line of defence: code never logs a secret, and
  * these paths are censored should one ever reach a log call anyway (pretty output is formatted
  * after redaction, so it shows no more than the JSON would).
@@ -58,8 +75,14 @@ export function createLogger(
           '*.password',
           'body',
           '*.body',
+          // node-postgres errors: `detail` quotes the values of the row or key that failed a
+          // constraint ("Failing row contains (…)"), `where` and `internalQuery` the SQL around it.
+          'err.detail',
+          'err.where',
+          'err.internalQuery',
+          'err.aggregateErrors[*].detail',
         ],
-        censor: '[redacted]',
+        censor,
       },
     },
     format === 'pretty' ? prettyStream(destination) : destination,

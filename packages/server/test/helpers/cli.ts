@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type Dialect, postgresUrl } from './harness.js';
 
 /** The repository root, where the CLI runs from source (as `npm run tessera` does). */
 export const root = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -43,6 +49,20 @@ export function finished(child: ChildProcess, output: { stdout: string; stderr: 
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, ...output }));
   });
+}
+
+/** A CLI child being run: what it printed so far, and its end. */
+export interface RunningCli {
+  child: ChildProcess;
+  output: { stdout: string; stderr: string };
+  done: Promise<Run>;
+}
+
+/** Starts `tessera <args>`, collecting its output as it prints. */
+export function startCli(args: string[], env: Record<string, string>): RunningCli {
+  const child = spawnCli(args, env);
+  const output = collect(child);
+  return { child, output, done: finished(child, output) };
 }
 
 /** Runs `tessera <args>` to the end. */
@@ -99,4 +119,46 @@ export function logLines(text: string): Array<Record<string, unknown>> {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** One statement on a short-lived connection to the test PostgreSQL server. */
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A database for CLI processes, with its data directory and master key in `env`: a SQLite file,
+ * or a PostgreSQL schema of its own named in the URL's search_path. `postgresHost` points the
+ * URL elsewhere (a forwarder that stands for a database not up yet).
+ */
+export async function cliDatabase(
+  dialect: Dialect,
+  options: { postgresHost?: string } = {},
+): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-cli-'));
+  const base = { TESSERA_DATA_DIR: dir, TESSERA_MASTER_KEY: randomBytes(32).toString('base64') };
+  if (dialect === 'sqlite') {
+    return {
+      env: { ...base, TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}` },
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `tessera_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create schema ${schema}`);
+  const url = new URL(postgresUrl!);
+  if (options.postgresHost) url.host = options.postgresHost;
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { ...base, TESSERA_DATABASE_URL: url.toString() },
+    cleanup: async () => {
+      await adminQuery(`drop schema if exists ${schema} cascade`);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

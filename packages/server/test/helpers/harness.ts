@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -284,3 +285,26 @@ export const uniqueEmail = (prefix: string) => `${prefix}${++emailCounter}.${Dat
 /** `Authorization: Basic` value of a project's API key credentials (integrator API). */
 export const basicAuth = (p: { api_key_id: string; api_key_secret: string }) =>
   `Basic ${Buffer.from(`${p.api_key_id}:${p.api_key_secret}`).toString('base64')}`;
+
+/**
+ * Requests that all carry one `Authorization` value, paths under `prefix`: the integrator API
+ * (`basicAuth(project)`), the operator API (`Bearer <operator token>`, prefix `/v1/operator`).
+ */
+export function authorizedClient(server: TestServer, authorization: string, prefix = '') {
+  return (method: string, path: string, body?: unknown): Promise<TestResponse> =>
+    server.request(method, `${prefix}${path}`, {
+      ...(body !== undefined ? { body } : {}),
+      headers: { authorization },
+    });
+}
+
+/** A refused request: an RFC 9457 problem document with the stable code. */
+export function assertProblem(response: TestResponse, status: number, code: string): void {
+  assert.equal(response.status, status, response.text);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(response.body.code, code, response.text);
+  assert.equal(response.body.status, status);
+  assert.equal(typeof response.body.title, 'string');
+  assert.equal(typeof response.body.detail, 'string');
+  assert.ok(response.body.detail.length > 0);
+}

@@ -4,6 +4,7 @@ import { type OAuthTokenBundle, RESERVED_CLAIMS } from '@tessera/core';
 import { decodeJwt } from 'jose';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
 import {
+  assertProblem,
   basicAuth,
   eachDialect,
   RELAXED_LIMITS,
@@ -18,8 +19,6 @@ const ENV = RELAXED_LIMITS;
 
 const nextEmail = () => uniqueEmail('claims');
 
-const basic = basicAuth;
-
 function claimsCall(
   server: TestServer,
   method: 'GET' | 'PUT' | 'DELETE',
@@ -27,22 +26,13 @@ function claimsCall(
   options: { project?: ProjectCredentials; body?: unknown; authorization?: string | null } = {},
 ): Promise<TestResponse> {
   const authorization =
-    options.authorization === undefined ? basic(options.project ?? server.project) : options.authorization;
+    options.authorization === undefined
+      ? basicAuth(options.project ?? server.project)
+      : options.authorization;
   return server.request(method, `/v1/users/${encodeURIComponent(userId)}/claims`, {
     ...(options.body !== undefined ? { body: options.body } : {}),
     headers: authorization === null ? {} : { authorization },
   });
-}
-
-/** A refused request: an RFC 9457 problem document with the stable code. */
-function assertProblem(response: TestResponse, status: number, code: string): void {
-  assert.equal(response.status, status, response.text);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(response.body.code, code, response.text);
-  assert.equal(response.body.status, status);
-  assert.equal(typeof response.body.title, 'string');
-  assert.equal(typeof response.body.detail, 'string');
-  assert.ok(response.body.detail.length > 0);
 }
 
 async function refresh(server: TestServer, bundle: OAuthTokenBundle, project = server.project) {
@@ -220,7 +210,7 @@ eachDialect('custom claims (integrator API)', (dialect) => {
         const raw = `{"claims":{"deep":${open.repeat(depth)}1${close.repeat(depth)}}}`;
         const response = await server.request('PUT', `/v1/users/${userId}/claims`, {
           raw,
-          headers: { authorization: basic(server.project), 'content-type': 'application/json' },
+          headers: { authorization: basicAuth(server.project), 'content-type': 'application/json' },
         });
         if (raw.length > server.config.bodyLimit) {
           assertProblem(response, 413, 'payload_too_large');
@@ -294,12 +284,12 @@ eachDialect('custom claims (integrator API)', (dialect) => {
       null,
       'Basic',
       'Bearer abc',
-      basic({ api_key_id: server.project.api_key_id, api_key_secret: 'sk_wrong' }),
-      basic({ api_key_id: server.project.api_key_id, api_key_secret: '' }),
-      basic({ api_key_id: 'pk_unknown', api_key_secret: server.project.api_key_secret }),
+      basicAuth({ api_key_id: server.project.api_key_id, api_key_secret: 'sk_wrong' }),
+      basicAuth({ api_key_id: server.project.api_key_id, api_key_secret: '' }),
+      basicAuth({ api_key_id: 'pk_unknown', api_key_secret: server.project.api_key_secret }),
       // The other project's secret with this project's id, and the reverse.
-      basic({ api_key_id: server.project.api_key_id, api_key_secret: other.api_key_secret }),
-      basic({ api_key_id: other.api_key_id, api_key_secret: server.project.api_key_secret }),
+      basicAuth({ api_key_id: server.project.api_key_id, api_key_secret: other.api_key_secret }),
+      basicAuth({ api_key_id: other.api_key_id, api_key_secret: server.project.api_key_secret }),
       `Basic ${Buffer.from(server.project.api_key_secret).toString('base64')}`,
     ];
     for (const authorization of attempts) {

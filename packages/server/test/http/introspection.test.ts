@@ -19,8 +19,6 @@ const ENV = RELAXED_LIMITS;
 
 const nextEmail = () => uniqueEmail('introspect');
 
-const basic = basicAuth;
-
 eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
   let server: TestServer;
   let projectB: ProjectCredentials;
@@ -32,7 +30,11 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
   after(() => server.close());
 
   /** RFC 7662 §2.1: a form-encoded POST, the client authenticated with HTTP Basic. */
-  function introspect(token: string, authorization: string | null = basic(server.project), hint?: string) {
+  function introspect(
+    token: string,
+    authorization: string | null = basicAuth(server.project),
+    hint?: string,
+  ) {
     const form = new URLSearchParams({ token, ...(hint ? { token_type_hint: hint } : {}) });
     return server.request('POST', '/oauth/introspect', {
       raw: form.toString(),
@@ -65,7 +67,7 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     const userId = decodeJwt(first.access_token).sub!;
     const put = await server.request('PUT', `/v1/users/${userId}/claims`, {
       body: { claims: { role: 'admin' } },
-      headers: { authorization: basic(server.project) },
+      headers: { authorization: basicAuth(server.project) },
     });
     assert.equal(put.status, 200, put.text);
     const bundle = await server.signIn(email);
@@ -97,7 +99,7 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     // JSON bodies are accepted too, and the hint is only a hint.
     const json = await server.request('POST', '/oauth/introspect', {
       body: { token: bundle.access_token, token_type_hint: 'refresh_token' },
-      headers: { authorization: basic(server.project) },
+      headers: { authorization: basicAuth(server.project) },
     });
     assert.equal(json.body.active, true);
     assert.equal(json.body.sub, userId);
@@ -113,7 +115,7 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     for (const [name, value] of Object.entries(impostors)) {
       const put = await server.request('PUT', `/v1/users/${userId}/claims`, {
         body: { claims: { role: 'admin', [name]: value } },
-        headers: { authorization: basic(server.project) },
+        headers: { authorization: basicAuth(server.project) },
       });
       assert.equal(put.status, 400, `${name}: ${put.text}`);
       assert.equal(put.body.code, 'reserved_claim');
@@ -167,10 +169,10 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     assert.equal((await introspect(bundle.access_token)).body.active, true);
 
     // Another project's credentials learn nothing about this project's tokens.
-    assertInactive(await introspect(bundle.access_token, basic(projectB)));
+    assertInactive(await introspect(bundle.access_token, basicAuth(projectB)));
     const inB = await server.signIn(nextEmail(), projectB);
     assertInactive(await introspect(inB.access_token));
-    assert.equal((await introspect(inB.access_token, basic(projectB))).body.active, true);
+    assert.equal((await introspect(inB.access_token, basicAuth(projectB))).body.active, true);
 
     // Revoked (RFC 7009 sign-out): inactive at once.
     const revoked = await server.request('POST', '/oauth/revoke', {
@@ -202,7 +204,7 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     assert.ok(!active.text.includes(bundle.refresh_token));
 
     // Another project's credentials: inactive.
-    assertInactive(await introspect(bundle.refresh_token, basic(projectB)));
+    assertInactive(await introspect(bundle.refresh_token, basicAuth(projectB)));
 
     // Rotation: the old token is inactive, its successor active.
     const rotated = await refresh(bundle);
@@ -242,9 +244,9 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
       null,
       'Basic',
       `Bearer ${bundle.access_token}`,
-      basic({ api_key_id: server.project.api_key_id, api_key_secret: 'sk_wrong' }),
-      basic({ api_key_id: server.project.api_key_id, api_key_secret: projectB.api_key_secret }),
-      basic({ api_key_id: 'pk_nobody', api_key_secret: server.project.api_key_secret }),
+      basicAuth({ api_key_id: server.project.api_key_id, api_key_secret: 'sk_wrong' }),
+      basicAuth({ api_key_id: server.project.api_key_id, api_key_secret: projectB.api_key_secret }),
+      basicAuth({ api_key_id: 'pk_nobody', api_key_secret: server.project.api_key_secret }),
     ];
     for (const authorization of attempts) {
       const response = await introspect(bundle.access_token, authorization);
@@ -282,7 +284,7 @@ eachDialect('introspection (RFC 7662) and userinfo', (dialect) => {
     // client_user_id set by the integrator shows at once (userinfo reads the user, not the token).
     const patched = await server.request('PATCH', `/v1/users/${userId}`, {
       body: { client_user_id: 'crm-9' },
-      headers: { authorization: basic(server.project) },
+      headers: { authorization: basicAuth(server.project) },
     });
     assert.equal(patched.status, 200, patched.text);
     const again = await server.request('GET', '/oauth/userinfo', {

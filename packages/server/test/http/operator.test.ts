@@ -5,11 +5,11 @@ import { VerifyReasons } from '@tessera/core';
 import type { Db } from '../../src/db/connect.js';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
 import {
+  authorizedClient,
   basicAuth,
   eachDialect,
   RELAXED_LIMITS,
   startServer,
-  type TestResponse,
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
@@ -25,13 +25,8 @@ import {
 const TOKEN = randomBytes(32).toString('base64url');
 const ENV = { ...RELAXED_LIMITS, TESSERA_OPERATOR_TOKEN: TOKEN };
 
-function operator(server: TestServer, token = TOKEN) {
-  return (method: string, path: string, body?: unknown): Promise<TestResponse> =>
-    server.request(method, `/v1/operator${path}`, {
-      ...(body !== undefined ? { body } : {}),
-      headers: { authorization: `Bearer ${token}` },
-    });
-}
+const operator = (server: TestServer, token = TOKEN) =>
+  authorizedClient(server, `Bearer ${token}`, '/v1/operator');
 
 /** The tables that hold a project's data, each with how to find that project's rows. */
 async function rowsOf(db: Db, projectId: string, userIds: string[]): Promise<Record<string, number>> {

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import pg from 'pg';
-import { collect, finished, logLines, outputMatches, spawnCli } from '../helpers/cli.js';
+import { cliDatabase, logLines, outputMatches, startCli } from '../helpers/cli.js';
 import { describePostgres, freePort, postgresUrl } from '../helpers/harness.js';
 
 /** Forwards connections on `port` to PostgreSQL: the database "coming up" on that port. */
@@ -39,33 +34,15 @@ describePostgres('start-up against a database that is not up yet [postgres]', ()
     timeout: 120_000,
   }, async () => {
     const target = new URL(postgresUrl!);
-    const schema = `tessera_test_${randomBytes(6).toString('hex')}`;
-    const admin = async (statement: string) => {
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      try {
-        await client.query(statement);
-      } finally {
-        await client.end();
-      }
-    };
-    await admin(`create schema ${schema}`);
-    const dir = mkdtempSync(join(tmpdir(), 'tessera-startup-'));
     const databasePort = await freePort();
-    const url = new URL(postgresUrl!);
-    url.host = `127.0.0.1:${databasePort}`;
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    const cli = await cliDatabase('postgres', { postgresHost: `127.0.0.1:${databasePort}` });
     const port = await freePort();
-    const child = spawnCli(['serve'], {
-      TESSERA_DATA_DIR: dir,
-      TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
-      TESSERA_DATABASE_URL: url.toString(),
+    const { child, output, done } = startCli(['serve'], {
+      ...cli.env,
       TESSERA_PORT: String(port),
       TESSERA_DEMO: 'false',
       TESSERA_LOG_LEVEL: 'info',
     });
-    const output = collect(child);
-    const done = finished(child, output);
     let database: { close(): Promise<void> } | undefined;
     try {
       const retries = () =>
@@ -96,8 +73,7 @@ describePostgres('start-up against a database that is not up yet [postgres]', ()
       child.kill('SIGTERM');
       const result = await done;
       await database?.close();
-      await admin(`drop schema if exists ${schema} cascade`);
-      rmSync(dir, { recursive: true, force: true });
+      await cli.cleanup();
       assert.equal(result.code, 0, result.stderr);
     }
   });

@@ -6,6 +6,7 @@ import { decodeJwt } from 'jose';
 import type { Database } from '../../src/db/schema.js';
 import type { ProjectCredentials } from '../../src/modules/projects/projects.service.js';
 import {
+  assertProblem,
   basicAuth,
   eachDialect,
   RELAXED_LIMITS,
@@ -19,14 +20,6 @@ import { lowS } from '../helpers/sign-in-methods.js';
 const ENV = RELAXED_LIMITS;
 
 const nextEmail = () => uniqueEmail('users');
-
-const basic = basicAuth;
-
-function assertProblem(response: TestResponse, status: number, code: string): void {
-  assert.equal(response.status, status, response.text);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(response.body.code, code, response.text);
-}
 
 /** A device as an app holds it: a WebCrypto P-256 key pair whose private key never leaves it. */
 interface TestDevice {
@@ -151,7 +144,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
   function api(method: string, path: string, body?: unknown, project: ProjectCredentials = server.project) {
     return server.request(method, path, {
       ...(body !== undefined ? { body } : {}),
-      headers: { authorization: basic(project) },
+      headers: { authorization: basicAuth(project) },
     });
   }
 

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import {
+  authorizedClient,
   basicAuth,
   eachDialect,
   RELAXED_LIMITS,
   startServer,
-  type TestResponse,
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
@@ -19,13 +19,7 @@ const PRODUCTION_TARGETS = { ...RELAXED_LIMITS, TESSERA_WEBHOOK_ALLOW_PRIVATE: '
 /** A name the (mocked) system resolver answers with loopback, as an attacker's DNS would. */
 const REBOUND_HOST = 'hooks.attacker.test';
 
-function integrator(server: TestServer) {
-  return (method: string, path: string, body?: unknown): Promise<TestResponse> =>
-    server.request(method, path, {
-      ...(body !== undefined ? { body } : {}),
-      headers: { authorization: basicAuth(server.project) },
-    });
-}
+const integrator = (server: TestServer) => authorizedClient(server, basicAuth(server.project));
 
 async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>): Promise<T> {
   const deadline = Date.now() + 20_000;

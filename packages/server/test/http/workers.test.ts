@@ -1,48 +1,9 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import pg from 'pg';
-import { collect, finished, logLines, outputMatches, run, spawnCli } from '../helpers/cli.js';
-import { type Dialect, eachDialect, freePort, postgresUrl } from '../helpers/harness.js';
-
-/** A database for CLI processes: a SQLite file, or a PostgreSQL schema named in the URL's search_path. */
-async function cliDatabase(
-  dialect: Dialect,
-): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-workers-'));
-  const base = { TESSERA_DATA_DIR: dir, TESSERA_MASTER_KEY: randomBytes(32).toString('base64') };
-  if (dialect === 'sqlite') {
-    return {
-      env: { ...base, TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}` },
-      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-    };
-  }
-  const schema = `tessera_test_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const url = new URL(postgresUrl!);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { ...base, TESSERA_DATABASE_URL: url.toString() },
-    cleanup: async () => {
-      await admin(`drop schema if exists ${schema} cascade`);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+import { cliDatabase, logLines, outputMatches, run, startCli } from '../helpers/cli.js';
+import { eachDialect, freePort } from '../helpers/harness.js';
 
 /** One HTTP request on a connection of its own (the cluster hands out connections, not requests). */
 function post(port: number, path: string, headers: Record<string, string>, body: unknown): Promise<number> {
@@ -91,9 +52,7 @@ eachDialect('tessera serve --workers', (dialect) => {
       TESSERA_OTP_RESEND_INTERVAL: '0',
     };
     let apiKeyId = '';
-    const child = spawnCli(['serve', '--workers', '2'], env);
-    const output = collect(child);
-    const done = finished(child, output);
+    const { child, output, done } = startCli(['serve', '--workers', '2'], env);
     const logs = () => logLines(output.stdout);
     const started = () => logs().filter((l) => l.msg === 'worker started');
     /** The pids that answered OTP starts (each worker logs its requests with its pid). */
