@@ -373,8 +373,8 @@ const ANALYSIS = [
   "| /verify skips the per-request child logger (`app.ts`) | about a fifth of the route's fixed cost |",
   '| Hot queries compiled once per dialect (`db/prepared.ts`) | building and compiling a Kysely query: 7 µs of a 14 µs SQLite point query |',
   "| CORS in a callback-style hook per family (`plugins/cors.ts`) | `@fastify/cors`'s per-request delegator: 18 µs of /verify's ~100 µs fixed cost |",
-  '| /docs loaded on first request (`modules/docs/docs.routes.ts`) | @scalar/fastify-api-reference holds a 4.3 MB browser bundle as a string: a process built from `dist` sat at 152 MB resident after start-up with it loaded eagerly, 133 MB without (SQLite, `process.memoryUsage()` after `buildApp`) |
-| WAL checkpoints on a worker thread (`packages/sqlite/src/checkpointer.ts`) | in-commit checkpoints (with fsync) took about a quarter of refresh-grant time; refresh grants 1,709 → 1,844/s over 30 s |',
+  '| /docs loaded on first request (`modules/docs/docs.routes.ts`) | @scalar/fastify-api-reference holds a 4.3 MB browser bundle as a string: a process built from `dist` sat at 152 MB resident after start-up with it loaded eagerly, 133 MB without (SQLite, `process.memoryUsage()` after `buildApp`) |',
+  '| WAL checkpoints on a worker thread (`packages/sqlite/src/checkpointer.ts`) | in-commit checkpoints (with fsync) took about a quarter of refresh-grant time; refresh grants 1,709 → 1,844/s over 30 s |',
   '',
 ];
 
