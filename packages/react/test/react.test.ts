@@ -152,15 +152,18 @@ test('a server that rendered signed in is corrected by an empty initialSession',
   client.close();
 });
 
+let takenSignOut: SignOut | undefined;
+function TakeSignOut() {
+  takenSignOut = useSession().signOut;
+  return null;
+}
+
 /** Renders a provider on the server just to take `useSession().signOut` out of it. */
 function signOutOf(client: TesseraClient): SignOut {
-  let signOut: SignOut | undefined;
-  function Take() {
-    signOut = useSession().signOut;
-    return null;
-  }
-  renderToString(createElement(TesseraProvider, { client, initialSession: null }, createElement(Take)));
-  return signOut!;
+  renderToString(
+    createElement(TesseraProvider, { client, initialSession: null }, createElement(TakeSignOut)),
+  );
+  return takenSignOut!;
 }
 
 test("useSession().signOut passes the logout scope; a click event means 'local'", async () => {
