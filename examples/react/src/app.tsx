@@ -1,7 +1,7 @@
 // @jsxRuntime automatic
 import type { OtpChallenge } from '@tessera/client';
 import { useSession, useSignIn } from '@tessera/react';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 
 /** The whole UI: who is signed in, an OTP sign-in in two steps, sign-out. */
 export function App() {
@@ -17,6 +17,9 @@ export function App() {
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>
+        <button type="button" onClick={() => void signOut('global')}>
+          Sign out on every device
+        </button>
       </section>
     );
   }
@@ -24,8 +27,12 @@ export function App() {
 }
 
 function SignInForm() {
-  const { otp, pending, error } = useSignIn();
+  const { otp, passkey, pending, error } = useSignIn();
   const [challenge, setChallenge] = useState<OtpChallenge | null>(null);
+  // Passkeys offered in the e-mail field's autofill while the form shows (aborted on unmount).
+  useEffect(() => {
+    passkey({ autofill: true }).catch(() => {});
+  }, [passkey]);
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const data = new FormData(event.currentTarget);

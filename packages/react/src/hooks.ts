@@ -1,11 +1,14 @@
-import type {
-  OtpChallenge,
-  PasskeySignInOptions,
-  SignInOptions,
-  SignInResult,
-  TesseraClient,
+import {
+  isTesseraClientError,
+  type LogoutOptions,
+  type LogoutResult,
+  type OtpChallenge,
+  type PasskeySignInOptions,
+  type SignInOptions,
+  type SignInResult,
+  type TesseraClient,
 } from '@tessera/client';
-import { useCallback, useMemo, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { useTesseraContext } from './provider.js';
 import type { SessionState, TesseraUser } from './store.js';
 
@@ -18,15 +21,63 @@ import type { SessionState, TesseraUser } from './store.js';
  * function Header() {
  *   const { status, user, signOut } = useSession();
  *   if (status === 'loading') return null;
- *   return user ? <button onClick={signOut}>Sign out {user.identifier}</button> : <a href="/signin">Sign in</a>;
+ *   if (!user) return <a href="/signin">Sign in</a>;
+ *   return (
+ *     <>
+ *       <button onClick={() => signOut()}>Sign out {user.identifier}</button>
+ *       <button onClick={() => signOut('global')}>Sign out on every device</button>
+ *     </>
+ *   );
  * }
  * ```
  */
-export function useSession(): SessionState & { signOut: () => Promise<{ revoked: boolean }> } {
+export function useSession(): SessionState & { signOut: SignOut } {
   const { client, store } = useTesseraContext('useSession');
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getServerSnapshot);
-  const signOut = useCallback(() => client.logout(), [client]);
+  const signOut = useCallback<SignOut>(
+    // `onClick={signOut}` hands over the click event: anything but a scope name means 'local'.
+    (scope) => client.logout(typeof scope === 'string' ? { scope } : {}),
+    [client],
+  );
   return useMemo(() => ({ ...state, signOut }), [state, signOut]);
+}
+
+/**
+ * `useSession().signOut`: `client.logout({ scope })`. `'local'` (default) ends this session in
+ * every tab, `'global'` every session of the user on every device, `'others'` every session but
+ * this one (this one stays signed in). Never throws; `revoked` says whether the service confirmed.
+ *
+ * @example
+ * ```tsx
+ * const { signOut } = useSession();
+ * <button onClick={() => signOut('others')}>Sign out my other devices</button>
+ * ```
+ */
+export type SignOut = (scope?: LogoutOptions['scope']) => Promise<LogoutResult>;
+
+/**
+ * Options of `useSignIn().passkey`: those of `passkeys.signIn()`, or `autofill: true` to offer the
+ * passkeys in the autofill of inputs marked `autocomplete="username webauthn"` (conditional UI).
+ *
+ * @example
+ * ```ts
+ * const options: PasskeyOptions = { autofill: true };
+ * ```
+ */
+export type PasskeyOptions = (PasskeySignInOptions & { autofill?: false }) | PasskeyAutofillOptions;
+
+/**
+ * `useSignIn().passkey({ autofill: true, signal? })`: passkeys offered in the autofill until the
+ * user picks one, the component unmounts, `signal` aborts or a modal `passkey()` starts.
+ *
+ * @example
+ * ```ts
+ * const options: PasskeyAutofillOptions = { autofill: true, signal: AbortSignal.timeout(240_000) };
+ * ```
+ */
+export interface PasskeyAutofillOptions extends SignInOptions {
+  autofill: true;
+  signal?: AbortSignal;
 }
 
 /**
@@ -62,9 +113,17 @@ export interface SignIn {
   device(options?: SignInOptions): Promise<SignInResult>;
   /** PIN sign-in (device key plus PIN). */
   pin(pin: string, options?: SignInOptions): Promise<SignInResult>;
-  /** Passkey sign-in (the browser's passkey prompt). */
-  passkey(options?: PasskeySignInOptions): Promise<SignInResult>;
-  /** True while a call runs. */
+  /**
+   * Passkey sign-in: the browser's passkey prompt, or with `{ autofill: true }` the passkeys
+   * offered in the autofill of the identifier input (`autocomplete="username webauthn"`). An
+   * autofill resolves null where the browser cannot offer one and when it ends without a sign-in
+   * (unmount, `signal`, a modal `passkey()`); it does not set `pending` while it waits for the
+   * user. Start it when the sign-in form shows:
+   * `useEffect(() => void passkey({ autofill: true }), [passkey])`.
+   */
+  passkey(options?: PasskeySignInOptions & { autofill?: false }): Promise<SignInResult>;
+  passkey(options: PasskeyAutofillOptions): Promise<SignInResult | null>;
+  /** True while a call runs (not while an autofill waits for the user). */
   pending: boolean;
   /** The last call's failure, cleared when the next one starts. */
   error: unknown;
@@ -98,14 +157,47 @@ export function useSignIn(): SignIn {
       },
     );
   }, []);
-  const methods = useMemo(() => signInMethods(client, run), [client, run]);
+  const [autofills] = useState(() => new Set<AbortController>());
+  // Unmounting ends the autofills this component started (the browser keeps one pending otherwise).
+  useEffect(
+    () => () => {
+      for (const controller of autofills) controller.abort();
+      autofills.clear();
+    },
+    [autofills],
+  );
+  const methods = useMemo(() => signInMethods(client, run, autofills, setError), [client, run, autofills]);
   return { ...methods, pending, error };
 }
 
-function signInMethods(
+/** The sign-in calls; `autofills` holds the controllers of pending autofills (aborted on unmount). */
+export function signInMethods(
   client: Pick<TesseraClient, 'otp' | 'devices' | 'pin' | 'passkeys'>,
   run: <T>(call: () => Promise<T>) => Promise<T>,
+  autofills: Set<AbortController>,
+  setError: (error: unknown) => void,
 ): Omit<SignIn, 'pending' | 'error'> {
+  const autofill = async (options: PasskeyAutofillOptions): Promise<SignInResult | null> => {
+    const { autofill: _autofill, signal, ...signInOptions } = options;
+    if (signal?.aborted || !(await client.passkeys.browserSupportsAutofill())) return null;
+    const controller = new AbortController();
+    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    autofills.add(controller);
+    try {
+      return await client.passkeys.signInWithAutofill({ ...signInOptions, signal: controller.signal });
+    } catch (failure) {
+      if (isTesseraClientError(failure, 'webauthn_cancelled')) return null;
+      setError(failure);
+      throw failure;
+    } finally {
+      autofills.delete(controller);
+    }
+  };
+  const passkey = ((options: PasskeyOptions = {}) => {
+    if (options.autofill === true) return autofill(options);
+    const { autofill: _modal, ...signInOptions } = options;
+    return run(() => client.passkeys.signIn(signInOptions));
+  }) as SignIn['passkey'];
   return {
     otp: {
       start: (identifier) => run(() => client.otp.start(identifier)),
@@ -113,6 +205,6 @@ function signInMethods(
     },
     device: (options) => run(() => client.devices.signIn(options)),
     pin: (value, options) => run(() => client.pin.signIn(value, options)),
-    passkey: (options) => run(() => client.passkeys.signIn(options)),
+    passkey,
   };
 }

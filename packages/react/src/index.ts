@@ -5,6 +5,14 @@
  *
  * @packageDocumentation
  */
-export { type SignIn, useSession, useSignIn, useUser } from './hooks.js';
+export {
+  type PasskeyAutofillOptions,
+  type PasskeyOptions,
+  type SignIn,
+  type SignOut,
+  useSession,
+  useSignIn,
+  useUser,
+} from './hooks.js';
 export { TesseraProvider, type TesseraProviderProps } from './provider.js';
 export type { InitialSession, SessionClient, SessionState, TesseraUser } from './store.js';

@@ -43,7 +43,7 @@ export type SessionState =
 /** The slice of `TesseraClient` the bindings use (tests pass a look-alike). */
 export type SessionClient = Pick<
   TesseraClient,
-  'getClaims' | 'onAuthStateChange' | 'logout' | 'otp' | 'devices' | 'pin' | 'passkeys'
+  'onAuthStateChange' | 'logout' | 'otp' | 'devices' | 'pin' | 'passkeys'
 >;
 
 const LOADING: SessionState = { status: 'loading', user: null, claims: null };
@@ -71,7 +71,10 @@ function initialState(initial: InitialSession): SessionState {
 /**
  * An external store for `useSyncExternalStore`. The server snapshot is the initial session and
  * never changes, so the first client render (hydration) matches the server's HTML; `start()`,
- * called after mount, then reads the client's real state and follows its auth events.
+ * called after mount (hydration is over by then), follows the client's auth events: the
+ * `initialSession` event, delivered asynchronously and without a network call, gives the stored
+ * session, then sign-in, renewal and sign-out follow in order. (Reading `getClaims()` beside the
+ * events would race them: an answer could land after a later sign-out.)
  */
 export class SessionStore {
   readonly #client: SessionClient;
@@ -98,17 +101,8 @@ export class SessionStore {
 
   /** Follows the client; returns the function that stops following. */
   start(): () => void {
-    let live = true;
     const listener: AuthListener = (event) => this.#set(stateOf(event.claims));
-    const off = this.#client.onAuthStateChange(listener);
-    this.#client.getClaims().then(
-      (claims) => live && this.#set(stateOf(claims)),
-      () => live && this.#set(SIGNED_OUT),
-    );
-    return () => {
-      live = false;
-      off();
-    };
+    return this.#client.onAuthStateChange(listener);
   }
 
   #set(next: SessionState): void {
