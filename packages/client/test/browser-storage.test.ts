@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { browserStorage, indexedDbKeyStore, memoryKeyStore } from '@tessera/client';
 import { fakeIndexedDb } from './helpers/fake-indexeddb.js';
-import { FakeLocalStorage } from './helpers/fake-local-storage.js';
+import { FakeLocalStorage, TabbedLocalStorage } from './helpers/fake-local-storage.js';
 import { type Setup, setup } from './helpers/setup.js';
 
 describe('browserStorage (encrypted localStorage)', () => {
@@ -39,6 +39,26 @@ describe('browserStorage (encrypted localStorage)', () => {
     const elsewhere = browserStorage({ localStorage: copy, keyStore: memoryKeyStore() });
     assert.equal(await elsewhere.get('k'), null);
     assert.equal(copy.getItem('k'), null, 'the undecryptable value is dropped');
+  });
+
+  it("reads another tab's write and removal even before this tab's copy of localStorage has them", async () => {
+    const local = new TabbedLocalStorage();
+    const [copyA, copyB] = [local.tab(), local.tab()];
+    const keyStore = memoryKeyStore();
+    const stamps = fakeIndexedDb();
+    const a = browserStorage({ localStorage: copyA, keyStore, stamps });
+    const b = browserStorage({ localStorage: copyB, keyStore, stamps });
+    await a.set('k', 'first');
+    assert.equal(await b.get('k'), 'first');
+    await a.set('k', 'second');
+    assert.equal(await b.get('k'), 'second');
+    await a.remove('k');
+    assert.equal(await b.get('k'), null);
+    assert.equal(copyB.staleReads, 3, "each time b's copy was behind at first");
+    // Without stamps the stale copy is what b gets.
+    const blind = browserStorage({ localStorage: copyB, keyStore, stamps: null });
+    await a.set('k', 'third');
+    assert.equal(await blind.get('k'), null);
   });
 
   it('refuses tampered values and values moved to another entry', async () => {

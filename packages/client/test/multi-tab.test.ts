@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, it } from 'node:test';
-import { type AuthEvent, memoryStorage, type TesseraClient } from '@tessera/client';
+import {
+  type AuthEvent,
+  browserStorage,
+  memoryKeyStore,
+  memoryStorage,
+  processLock,
+  type TesseraClient,
+} from '@tessera/client';
+import { fakeIndexedDb } from './helpers/fake-indexeddb.js';
+import { TabbedLocalStorage } from './helpers/fake-local-storage.js';
 import { manualClock, nextEvent, type Setup, setup } from './helpers/setup.js';
 
 const HOUR = 3600;
@@ -76,6 +85,38 @@ describe('several tabs', () => {
     const seenByB = await b.getAccessToken();
     assert.equal(seenByB, renewedByA);
     assert.equal(s.count('/oauth/token'), 1);
+  });
+
+  it("a tab whose copy of localStorage has not caught up with another tab's renewal does not refresh again", async () => {
+    // Chromium: each tab reads its own copy of localStorage, updated a moment after another tab
+    // wrote; the lock (Web Locks, browser-wide) can be granted before the news arrives.
+    const clock = manualClock();
+    s = await setup({ now: clock.now, env: { TESSERA_REFRESH_GRACE: '0' } });
+    const local = new TabbedLocalStorage();
+    const copies = [local.tab(), local.tab()] as const;
+    const keyStore = memoryKeyStore(); // the origin's IndexedDB: one AES key for both tabs
+    const stamps = fakeIndexedDb(); // the origin's IndexedDB, read coherently by every tab
+    const lock = processLock(); // stands for Web Locks: one lock for both tabs
+    const [a, b] = copies.map((copy) =>
+      s!.client({ storage: browserStorage({ localStorage: copy, keyStore, stamps }), keyStore, lock }),
+    ) as [TesseraClient, TesseraClient];
+    await s.signIn(a, 'stale-copy@example.com');
+    copies[1].catchUp();
+    assert.equal(await b.getAccessToken(), await a.getAccessToken(), "b reads a's sign-in");
+    const signedOut: string[] = [];
+    b.onAuthStateChange(({ type }) => {
+      if (type === 'signedOut') signedOut.push(type);
+    });
+
+    clock.advance(HOUR - 20);
+    const renewedByA = await a.getAccessToken();
+    const stale = copies[1].staleReads;
+    const seenByB = await b.getAccessToken();
+    assert.ok(copies[1].staleReads > stale, "b's copy was stale when b looked under the lock");
+    assert.equal(s.count('/oauth/token'), 1, 'one refresh');
+    assert.equal(seenByB, renewedByA);
+    assert.deepEqual(signedOut, []);
+    assert.equal((await b.verify()).success, true);
   });
 
   it('other tabs hear of the renewal and of the sign-out', async () => {

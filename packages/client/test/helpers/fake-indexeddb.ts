@@ -1,5 +1,6 @@
-// Just enough of IDBFactory for indexedDbKeyStore: one database, object stores keyed out of line,
-// requests answered asynchronously through onsuccess / onerror, values kept by reference (a
+// Just enough of IDBFactory for indexedDbKeyStore and browserStorage's stamps: databases by name,
+// object stores keyed out of line, requests answered asynchronously through onsuccess / onerror,
+// transactions completing (oncomplete) once their requests have, values kept by reference (a
 // CryptoKey survives structured clone in browsers; here it is simply the same object).
 
 type Handler = (() => void) | null;
@@ -50,22 +51,42 @@ class FakeStore {
   }
 }
 
-export function fakeIndexedDb(): IDBFactory & { opened: number } {
+function fakeDatabase() {
   const stores = new Map<string, Map<IDBValidKey, unknown>>();
   const db = {
+    stores,
     createObjectStore(name: string) {
       stores.set(name, new Map());
     },
     transaction(name: string) {
       const data = stores.get(name);
       if (!data) throw new DOMException(`no store ${name}`, 'NotFoundError');
-      return { objectStore: () => new FakeStore(data) };
+      const transaction = {
+        oncomplete: null as Handler,
+        onabort: null as Handler,
+        error: null,
+        objectStore: () => new FakeStore(data),
+      };
+      // Every request settles in a microtask; the transaction completes on the next macrotask.
+      setTimeout(() => transaction.oncomplete?.(), 0);
+      return transaction;
     },
   };
+  return db;
+}
+
+export function fakeIndexedDb(): IDBFactory & { opened: number } {
+  const databases = new Map<string, ReturnType<typeof fakeDatabase>>();
   const factory = {
     opened: 0,
-    open() {
+    open(name: string) {
       factory.opened++;
+      let db = databases.get(name);
+      if (!db) {
+        db = fakeDatabase();
+        databases.set(name, db);
+      }
+      const { stores } = db;
       const request = new FakeRequest<typeof db>();
       request.result = db;
       queueMicrotask(() => {
