@@ -91,8 +91,8 @@ test('metrics count sign-ins by method and outcome, refreshes, reuse and deliver
     );
     return sample?.value;
   };
-  assert.equal(await value('tessera_signins_total', { method: 'OTP', outcome: 'success' }), 2);
-  assert.equal(await value('tessera_signins_total', { method: 'PIN', outcome: 'failure' }), 1);
+  assert.equal(await value('tessera_signins_total', { method: 'otp', outcome: 'success' }), 2);
+  assert.equal(await value('tessera_signins_total', { method: 'pin', outcome: 'failure' }), 1);
   assert.equal(await value('tessera_refreshes_total'), 1);
   assert.equal(await value('tessera_refresh_reuse_detections_total'), 1);
   assert.equal(await value('tessera_webhook_deliveries_total', { outcome: 'retry' }), 1);

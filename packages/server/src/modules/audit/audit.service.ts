@@ -107,6 +107,20 @@ export class AuditLog {
   }
 
   /**
+   * The event as writes for the caller's own statement where `inline` allows (PostgreSQL: no round
+   * trip of its own), else recorded now and no writes. The caller calls `done` once its statement
+   * has committed; if it never commits, the event was not stored.
+   */
+  async asWrites(event: AuditEvent): Promise<{ writes: Write[]; done(): void }> {
+    const inline = await this.inline(event);
+    if (!inline) {
+      await this.record(event);
+      return { writes: [], done: () => {} };
+    }
+    return { writes: [auditRepository.insertWrite(inline)], done: () => this.stored(inline) };
+  }
+
+  /**
    * Stores `writes` and records the event: in one statement with the event on PostgreSQL (when
    * `inline` allows), otherwise the event as `record` does it, then the writes in one transaction.
    * Unlike `record`, fails when the writes fail.

@@ -76,14 +76,15 @@ export class SignInService {
   ): Promise<SignInResult> {
     const extras = options.extras ?? {};
     await this.#admit(project, user, proof);
-    if (options.userCreated) {
-      await this.deps.audit.record({
-        projectId: project.id,
-        userId: user.id,
-        type: 'user.created',
-        data: { method: proof.method, identifier_type: user.identifier_type },
-      });
-    }
+    // Stored in the same statement as the sign-in's own writes where it can be (PostgreSQL).
+    const created = options.userCreated
+      ? await this.deps.audit.asWrites({
+          projectId: project.id,
+          userId: user.id,
+          type: 'user.created',
+          data: { method: proof.method, identifier_type: user.identifier_type },
+        })
+      : undefined;
     if (!options.userTouched) await this.deps.users.touchSignIn(user.id, this.deps.now());
     await this.#afterSignIn(project, user, proof, extras.pin);
     const event: AuditEvent = {
@@ -96,9 +97,10 @@ export class SignInService {
         ...(proof.passkeyId ? { passkey_id: proof.passkeyId } : {}),
       },
     };
-    const writes = extras.writes ?? [];
+    const writes = [...(created?.writes ?? []), ...(extras.writes ?? [])];
     if (!options.getOAuthToken) {
       await this.deps.audit.recordWith(event, writes);
+      created?.done();
       return { user_id: user.id, auth_method: proof.method };
     }
     const binding = { deviceId: proof.deviceId, passkeyId: proof.passkeyId };
@@ -107,6 +109,7 @@ export class SignInService {
       writes,
       ...(extras.claims ? { claims: extras.claims } : {}),
     });
+    created?.done();
     return { oauth_token: oauthToken };
   }
 
