@@ -41,7 +41,14 @@ export function startChild(
   timeoutMs = 30_000,
 ): Promise<Child> {
   const child = fork(entry, [], {
-    execArgv: ['--conditions=tessera-source', '--import', 'tsx', ...nodeArgs],
+    // The TypeScript entry needs tsx; the workspace packages load from source only when the
+    // child runs the server from source (BENCH_SERVER_FROM=src), else from their dist.
+    execArgv: [
+      ...(process.env.BENCH_SERVER_FROM === 'src' ? ['--conditions=tessera-source'] : []),
+      '--import',
+      'tsx',
+      ...nodeArgs,
+    ],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

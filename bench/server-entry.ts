@@ -4,15 +4,32 @@
 // With BENCH_WORKERS=N (N > 1) it is the primary of a cluster as `tessera serve --workers N` is:
 // it migrates and creates the project, then N workers serve one port.
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { buildApp } from '../packages/server/src/app.js';
-import { loadConfig } from '../packages/server/src/config/index.js';
-import { openRuntime } from '../packages/server/src/main.js';
 import type { Delivery, OtpMessage } from '../packages/server/src/modules/otp/delivery/delivery.js';
-import { normaliseIdentifier } from '../packages/server/src/modules/otp/identifier.js';
-import { ProjectsRepository } from '../packages/server/src/modules/projects/projects.repository.js';
-import { ProjectsService } from '../packages/server/src/modules/projects/projects.service.js';
 import { answerCpuQueries, OTP_CODE_HEADER, type ReadyMessage } from './protocol.js';
+
+// The server as it runs in production, compiled (`npm run bench` builds first): running it from
+// TypeScript source through tsx costs some 70 MB of resident memory more and skews the memory
+// figure. BENCH_SERVER_FROM=src runs the source instead (no build needed, e.g. when profiling).
+const fromSource = process.env.BENCH_SERVER_FROM === 'src';
+const base = new URL(fromSource ? '../packages/server/src/' : '../packages/server/dist/', import.meta.url);
+if (!existsSync(fileURLToPath(new URL('app.js', base))) && !fromSource)
+  throw new Error('packages/server/dist is missing: run `npm run build` (npm run bench does)');
+const load = <T>(path: string): Promise<T> =>
+  import(new URL(fromSource ? path.replace(/\.js$/, '.ts') : path, base).href) as Promise<T>;
+const { buildApp } = await load<typeof import('../packages/server/src/app.js')>('app.js');
+const { loadConfig } = await load<typeof import('../packages/server/src/config/index.js')>('config/index.js');
+const { openRuntime } = await load<typeof import('../packages/server/src/main.js')>('main.js');
+const { normaliseIdentifier } =
+  await load<typeof import('../packages/server/src/modules/otp/identifier.js')>('modules/otp/identifier.js');
+const { ProjectsRepository } = await load<
+  typeof import('../packages/server/src/modules/projects/projects.repository.js')
+>('modules/projects/projects.repository.js');
+const { ProjectsService } = await load<
+  typeof import('../packages/server/src/modules/projects/projects.service.js')
+>('modules/projects/projects.service.js');
 
 /** Keeps the last code per recipient until the start response has carried it. */
 class BenchDelivery implements Delivery {
