@@ -331,7 +331,10 @@ tessera.close();
       const identifier = 'react-snippet@example.com';
       await page.getByLabel('E-mail').fill(identifier);
       await page.getByRole('button', { name: 'Send me a code' }).click();
-      await page.getByLabel('Code').fill(tessera.lastCode(identifier));
+      // The code field shows once the code was sent; only then is it in the outbox.
+      const code = page.getByLabel('Code');
+      await code.waitFor();
+      await code.fill(tessera.lastCode(identifier));
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('button', { name: `Sign out ${identifier}` }).click();
       await page.getByLabel('E-mail').waitFor();
@@ -353,6 +356,8 @@ tessera.close();
     const identifier = 'ssr-snippet@example.com';
     await page.getByLabel('E-mail').fill(identifier);
     await page.getByRole('button', { name: 'Continue' }).click();
+    // The code page shows once the code was sent; only then is it in the outbox.
+    await page.getByLabel('Code').waitFor();
     await page.getByLabel('Code').fill(tessera.lastCode(identifier));
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByText(`Hello ${identifier}`).waitFor();
