@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import {
@@ -30,6 +29,8 @@ import {
   makeKey,
   mintAccessToken,
   NOW,
+  type Running,
+  running,
   type SigningKey,
   startIssuer,
 } from './support.ts';
@@ -99,11 +100,6 @@ function routes<Req>(access: Access<Req>, logged: Array<[string, string]>): Rout
   ];
 }
 
-interface Running {
-  url: string;
-  close(): Promise<void>;
-}
-
 type Start = (verifier: Verifier, logged: Array<[string, string]>) => Promise<Running>;
 
 const answer = (claims: { sub: string; [k: string]: unknown } | undefined) => ({
@@ -164,18 +160,6 @@ const adapters: Record<string, Start> = {
     return running(server);
   },
 };
-
-function running(server: Server): Running {
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
-}
 
 for (const [name, start] of Object.entries(adapters)) {
   describe(`${name} middleware options`, () => {

@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import {
@@ -25,14 +24,11 @@ import {
   mintAccessToken,
   NOW,
   NOW_S,
+  type Running,
+  running,
   type SigningKey,
   startIssuer,
 } from './support.ts';
-
-interface Running {
-  url: string;
-  close(): Promise<void>;
-}
 
 type Start = (verifier: Verifier, options?: MiddlewareOptions) => Promise<Running>;
 
@@ -74,18 +70,6 @@ const adapters: Record<string, Start> = {
     return running(server);
   },
 };
-
-function running(server: Server): Running {
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
-}
 
 for (const [name, start] of Object.entries(adapters)) {
   describe(`${name} middleware`, () => {

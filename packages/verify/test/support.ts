@@ -208,3 +208,22 @@ export async function assertRejects(promise: Promise<unknown>, code: VerifyError
   }
   return err;
 }
+
+/** A test app listening on loopback, and how to stop it. */
+export interface Running {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The URL of a listening server, and a close that also ends its keep-alive connections. */
+export function running(server: Server): Running {
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
