@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
 import { DeliveryError, type OtpMessage } from '../../src/modules/otp/delivery/delivery.js';
 import { createDelivery } from '../../src/modules/otp/delivery/index.js';
+import { describeFailure } from '../../src/modules/otp/delivery/observed.js';
 import { SnsSmsDelivery } from '../../src/modules/otp/delivery/sns.js';
 import { TwilioSmsDelivery } from '../../src/modules/otp/delivery/twilio.js';
 import { VonageSmsDelivery } from '../../src/modules/otp/delivery/vonage.js';
@@ -226,6 +227,10 @@ describe('Vonage', () => {
       );
       await failsWith(vonage.send(otp()), /^Vonage refused the message \(status 6\)$/);
       assert.equal(server.seen.length, 2);
+      // A refusal of this one message is not the provider being down (readiness ignores it)…
+      const error = await vonage.send(otp()).catch((e: unknown) => e);
+      assert.ok(error instanceof DeliveryError && error.rejected);
+      assert.equal(describeFailure(error).rejected, true);
     } finally {
       await server.close();
     }

@@ -56,10 +56,19 @@ export class DeliveryError extends Error {
   override name = 'DeliveryError';
   /** An HTTP provider's answer status, when it answered (logged and used by readiness). */
   readonly status: number | undefined;
+  /**
+   * The provider refused this one message (its recipient, sender or content), not the service:
+   * set by providers whose refusals are not HTTP 4xx answers (readiness does not count them).
+   */
+  readonly rejected: boolean;
 
-  constructor(message: string, options?: { cause?: unknown; status?: number | undefined }) {
+  constructor(
+    message: string,
+    options?: { cause?: unknown; status?: number | undefined; rejected?: boolean },
+  ) {
     super(message, options);
     this.status = options?.status;
+    this.rejected = options?.rejected ?? false;
   }
 }
 

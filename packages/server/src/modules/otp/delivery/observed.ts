@@ -76,6 +76,7 @@ export function describeFailure(error: unknown): DeliveryFailure {
     current = (current as { cause?: unknown }).cause;
   }
   failure.rejected =
+    (error as { rejected?: unknown } | null)?.rejected === true ||
     failure.errorCode === 'EENVELOPE' ||
     failure.errorCode === 'EMESSAGE' ||
     (failure.status !== undefined &&

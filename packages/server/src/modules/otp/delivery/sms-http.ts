@@ -17,7 +17,9 @@ export interface SmsRequest {
 }
 
 /** What a provider's answer means: accepted, or a failure (safe to log: no code, no number). */
-export type SmsVerdict = { ok: true } | { ok: false; retry: boolean; message: string; status?: number };
+export type SmsVerdict =
+  | { ok: true }
+  | { ok: false; retry: boolean; message: string; status?: number; rejected?: boolean };
 
 export interface SmsHttpOptions {
   /** Limit for each request, answer headers included. Default 10 000 ms. */
@@ -91,7 +93,11 @@ export abstract class SmsHttpProvider implements Delivery {
       const fields = { channel: 'sms', attempt, status: outcome.status };
       if (!outcome.retry || attempt >= 2) {
         this.#logger.warn(fields, `${what} not sent: ${outcome.message}`);
-        throw new DeliveryError(outcome.message, { cause: outcome.cause, status: outcome.status });
+        throw new DeliveryError(outcome.message, {
+          cause: outcome.cause,
+          status: outcome.status,
+          rejected: outcome.rejected === true,
+        });
       }
       this.#logger.warn(fields, `${outcome.message}; retrying once`);
       await sleep(this.#retryDelayMs);

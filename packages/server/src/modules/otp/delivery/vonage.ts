@@ -21,6 +21,14 @@ export interface VonageSmsOptions extends SmsHttpOptions {
 /** Characters of the GSM 03.38 default alphabet (and its extension), sent as `type=text`. */
 const GSM = /^[@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ^{}\\[~\]|€ÆæßÉ !"#¤%&'()*+,\-./0-9:;<=>?¡A-ZÄÖÑÜ§¿a-zäöñüà]*$/;
 
+/**
+ * Vonage statuses about this one message, not the account or the service (answered with HTTP 200,
+ * so readiness must be told): invalid parameters (e.g. the number), invalid message, number barred,
+ * invalid network code, non-whitelisted destination, number de-activated. A stranger can cause
+ * these at will; they must not count as the provider being down.
+ */
+const REFUSED_MESSAGE = new Set(['3', '6', '7', '22', '29', '33']);
+
 /** Vonage's "Throttled" status: the message may be sent again. */
 const THROTTLED = '1';
 
@@ -76,6 +84,7 @@ export class VonageSmsDelivery extends SmsHttpProvider {
       retry: refused === THROTTLED,
       message: `Vonage refused the message (status ${refused})`,
       status: 200,
+      rejected: REFUSED_MESSAGE.has(refused),
     };
   }
 }
