@@ -197,9 +197,15 @@ function seconds(value: number | undefined, fallback: number, name: string): num
   return value;
 }
 
-/** A path on this site: starts with one "/", never "//" or "/\" (which browsers read as another host). */
+/**
+ * A path on this site: starts with one "/", never "//" or "/\" (which browsers read as another host),
+ * and still so once dot segments are resolved: `/a/..//evil.test` and `/%2e//evil.test` become
+ * `//evil.test` when parsed as a URL, which is what the form redirects do.
+ */
 export function isLocalPath(value: unknown): value is string {
-  return typeof value === 'string' && /^\/(?![/\\])[^\s\\]*$/.test(value) && value.length <= 2048;
+  if (typeof value !== 'string' || value.length > 2048 || !/^\/(?![/\\])[^\s\\]*$/.test(value)) return false;
+  const resolved = new URL(value, 'http://x');
+  return resolved.origin === 'http://x' && !resolved.pathname.startsWith('//');
 }
 
 function localPath(value: string, name: string): string {

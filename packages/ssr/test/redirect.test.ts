@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createTesseraSsr } from '../src/index.js';
+import { isLocalPath } from '../src/options.js';
+
+const APP = 'https://shop.example';
+
+test('a form redirect never leaves the site, even through dot segments', async () => {
+  const ssr = createTesseraSsr({
+    issuer: 'https://auth.invalid',
+    apiKeyId: 'key',
+    appOrigin: APP,
+    fetch: async () => {
+      throw new Error('no call expected');
+    },
+  });
+  for (const error_to of ['/a/..//evil.test/x', '/.//evil.test', '/%2e//evil.test', '/a/%2E%2E//evil.test']) {
+    assert.equal(isLocalPath(error_to), false, error_to);
+    // A cross-site form without a CSRF token: refused, and sent to error_to.
+    const response = (await ssr.handle(
+      new Request(`${APP}/auth/otp/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ identifier: 'a@example.com', error_to }),
+      }),
+    ))!;
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), '/?error=csrf_failed', error_to);
+  }
+  assert.equal(isLocalPath('/a/../signin?next=/x'), true);
+});
