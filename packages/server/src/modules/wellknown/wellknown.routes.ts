@@ -101,31 +101,27 @@ export function wellKnownRoutes({
           .header('cache-control', 'public, max-age=300, stale-while-revalidate=60')
           .send(keys.jwksJson()),
     );
-    app.get(
-      '/.well-known/openid-configuration',
-      {
-        schema: {
-          operationId: 'getOpenIdConfiguration',
-          summary: 'OpenID Provider metadata (OpenID Connect Discovery 1.0)',
-          tags,
-          response: { 200: prepared(Metadata) },
-        },
-      },
-      async (_request, reply) =>
-        reply.type('application/json').header('cache-control', 'public, max-age=3600').send(oidc),
-    );
-    app.get(
-      '/.well-known/oauth-authorization-server',
-      {
-        schema: {
-          operationId: 'getAuthorizationServerMetadata',
-          summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-          tags,
-          response: { 200: prepared(Metadata) },
-        },
-      },
-      async (_request, reply) =>
-        reply.type('application/json').header('cache-control', 'public, max-age=3600').send(oauth),
-    );
+    // The two metadata documents: the same shape, prepared once above.
+    for (const [url, operationId, summary, body] of [
+      [
+        '/.well-known/openid-configuration',
+        'getOpenIdConfiguration',
+        'OpenID Provider metadata (OpenID Connect Discovery 1.0)',
+        oidc,
+      ],
+      [
+        '/.well-known/oauth-authorization-server',
+        'getAuthorizationServerMetadata',
+        'OAuth 2.0 authorization server metadata (RFC 8414)',
+        oauth,
+      ],
+    ] as const) {
+      app.get(
+        url,
+        { schema: { operationId, summary, tags, response: { 200: prepared(Metadata) } } },
+        async (_request, reply) =>
+          reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
+      );
+    }
   };
 }
