@@ -125,11 +125,33 @@ function failure(deps: HandlerDeps, jar: CookieJar, error: TesseraSsrError, post
   return json(jar, error.status, { error: error.code, message: error.message });
 }
 
+/**
+ * The body as text, read chunk by chunk and given up past MAX_BODY bytes: a chunked body declares
+ * no length, and reading it whole first would let anyone make the server hold any amount.
+ */
+async function boundedText(request: Request): Promise<string> {
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY) {
+      await reader.cancel().catch(() => undefined);
+      throw new TesseraSsrError(413, 'bad_request', 'The body is too large');
+    }
+    chunks.push(value);
+  }
+  const decoder = new TextDecoder();
+  return chunks.map((chunk, i) => decoder.decode(chunk, { stream: i < chunks.length - 1 })).join('');
+}
+
 async function readBody(request: Request): Promise<Posted> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY) throw new TesseraSsrError(413, 'bad_request', 'The body is too large');
-  const text = await request.text();
-  if (text.length > MAX_BODY) throw new TesseraSsrError(413, 'bad_request', 'The body is too large');
+  const text = await boundedText(request);
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') {
     return { fields: Object.fromEntries(new URLSearchParams(text)), form: true };
