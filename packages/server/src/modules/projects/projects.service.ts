@@ -2,11 +2,11 @@ import { ErrorCodes } from '@tessera/core';
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
 import { Channels, type NoticeListener } from '../../db/notifications.js';
-import { isDatabaseUnavailable, OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
 import { parseCountryList } from '../otp/sms-countries.js';
 import type { Project } from './project.js';
+import { CACHE_MS, isWellFormedApiKeyId, ProjectCache } from './project-cache.js';
 import {
   checkRpIdServesOrigins,
   defaultRpId,
@@ -16,6 +16,7 @@ import {
 } from './project-settings.js';
 import { isUniqueViolation, type ProjectsRepository, type ProjectUpdate } from './projects.repository.js';
 
+export { isWellFormedApiKeyId } from './project-cache.js';
 export { normaliseOrigin } from './project-settings.js';
 
 export interface ProjectCredentials {
@@ -64,23 +65,21 @@ const nameTaken = (name: string) =>
     `a project named "${name}" exists already; project names are unique`,
   );
 
-const CACHE_MS = 5_000;
-
 /**
  * Integrator projects: credentials and settings. Lookups by API key id are cached for a few
  * seconds (hot paths such as /verify must not read the database per request), longer while the
  * database is unavailable.
  */
 export class ProjectsService {
-  #cache = new Map<string, { project: Project | undefined; until: number }>();
+  readonly #cache: ProjectCache;
   #origins: { set: Set<string>; until: number } | undefined;
-  /** The last lookup failed because the database is unavailable (cleared by the next success). */
-  #databaseAway = false;
 
   constructor(
     private readonly repository: ProjectsRepository,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#cache = new ProjectCache(now);
+  }
 
   async create(input: CreateProjectInput): Promise<ProjectCredentials> {
     const name = normaliseName(input.name);
@@ -209,8 +208,8 @@ export class ProjectsService {
 
   /** Drops what this instance cached about a project. */
   #forget(project: Pick<Project, 'id' | 'api_key_id'>): void {
-    this.#cache.delete(project.api_key_id);
-    this.#cache.delete(`id:${project.id}`);
+    this.#cache.forget(project.api_key_id);
+    this.#cache.forget(`id:${project.id}`);
     this.#origins = undefined;
   }
 
@@ -251,46 +250,32 @@ export class ProjectsService {
     return { project_id: project.id, name: project.name, api_key_id: apiKeyId, api_key_secret: secret };
   }
 
-  /** The project of an API key id, from a short cache; undefined when there is none. */
+  /**
+   * The project of an API key id, from a short cache; undefined when there is none. An id of the
+   * wrong shape (isWellFormedApiKeyId) is unknown without a database read.
+   */
   async byApiKeyId(apiKeyId: string): Promise<Project | undefined> {
-    return this.#cachedRead(apiKeyId, () => this.repository.findByApiKeyId(apiKeyId));
+    if (!isWellFormedApiKeyId(apiKeyId)) return undefined;
+    return this.#cache.read(apiKeyId, () => this.repository.findByApiKeyId(apiKeyId));
   }
 
   /** The project with this id, from the same short cache (refresh grants look it up by id). */
   async byId(id: string): Promise<Project | undefined> {
-    return this.#cachedRead(`id:${id}`, () => this.repository.findById(id));
+    return this.#cache.read(`id:${id}`, () => this.repository.findById(id));
+  }
+
+  /** How many entries each project cache holds (for tests and diagnostics): all are bounded. */
+  cacheSizes(): { known: number; unknown: number; reading: number } {
+    return this.#cache.sizes();
   }
 
   /**
-   * A cached lookup. While the database is unavailable, an entry that expired less than
-   * OUTAGE_GRACE_MS ago still answers (projects rarely change), so /verify and signed-in
-   * requests keep working through a short outage.
+   * Synchronous peek at the cache, for the /verify hot path (expired entries too, see ProjectCache):
+   * the project, undefined when there is none, null when only the database can tell.
    */
-  async #cachedRead(key: string, read: () => Promise<Project | undefined>): Promise<Project | undefined> {
-    const hit = this.#cache.get(key);
-    const now = this.now();
-    if (hit && hit.until > now) return hit.project;
-    let project: Project | undefined;
-    try {
-      project = await read();
-    } catch (error) {
-      if (!hit || !isDatabaseUnavailable(error) || now - hit.until >= OUTAGE_GRACE_MS) throw error;
-      this.#databaseAway = true;
-      return hit.project;
-    }
-    this.#databaseAway = false;
-    if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(key, { project, until: now + CACHE_MS });
-    return project;
-  }
-
-  /** Synchronous peek at the cache, for the /verify hot path (expired entries too, see #cachedRead). */
   cached(apiKeyId: string): Project | undefined | null {
-    const hit = this.#cache.get(apiKeyId);
-    if (!hit) return null;
-    const now = this.now();
-    if (hit.until > now || (this.#databaseAway && now - hit.until < OUTAGE_GRACE_MS)) return hit.project;
-    return null;
+    if (!isWellFormedApiKeyId(apiKeyId)) return undefined;
+    return this.#cache.peek(apiKeyId);
   }
 
   /** The project named by `API_KEY_ID`, or a 401 saying what is wrong. */
@@ -313,7 +298,9 @@ export class ProjectsService {
       );
     const credentials = parseBasic(authorization);
     if (!credentials) throw failure();
-    const project = await this.repository.findByApiKeyId(credentials.id);
+    const project = isWellFormedApiKeyId(credentials.id)
+      ? await this.repository.findByApiKeyId(credentials.id)
+      : undefined;
     const expected = project?.secret_hash ?? sha256('no such project');
     if (!safeEqual(sha256(credentials.secret), expected) || !project) throw failure();
     return project;
