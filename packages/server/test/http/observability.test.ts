@@ -238,7 +238,10 @@ eachDialect('observability', (dialect) => {
       assert.equal(typeof line.errorCode, 'string');
       const notReady = await server.request('GET', '/readyz');
       assert.equal(notReady.status, 503);
-      assert.match(notReady.body.detail, /delivery is failing \(email\)/);
+      assert.match(notReady.body.detail, /OTP delivery is failing/);
+      assert.doesNotMatch(notReady.text, /email|smtp/i, 'strangers are not told which channel fails');
+      const warning = log.lines.find((l) => l.msg === 'not ready: OTP delivery is failing');
+      assert.equal(warning?.channels, 'email', 'operators are, in the log');
       const metrics = (await server.request('GET', '/metrics')).text;
       assert.match(
         metrics,

@@ -24,6 +24,30 @@ export interface HealthRoutesDeps {
   revocations: { refresh(): Promise<void> };
   /** With TESSERA_READYZ_DELIVERY: a channel whose provider keeps failing makes the instance unready. */
   delivery?: Pick<DeliveryHealth, 'failing'> | undefined;
+  /** How long a probe waits for storage (READY_TIMEOUT_MS; tests shorten it). */
+  timeoutMs?: number;
+}
+
+/**
+ * The storage half of readiness, at most one at a time: a probe arriving while a check is still
+ * running (a stalled database holds it until the pool's own timeouts) waits on that check instead
+ * of queueing more queries behind it, so load balancers probing from many places every few
+ * seconds never pile up connections or waiters on a stalled database.
+ */
+function storageCheck(db: Pick<Db, 'ping'>, revocations: { refresh(): Promise<void> }): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => {
+    running ??= Promise.all([db.ping(), revocations.refresh()]).then(
+      () => {
+        running = undefined;
+      },
+      (error: unknown) => {
+        running = undefined;
+        throw error;
+      },
+    );
+    return running;
+  };
 }
 
 export function healthRoutes({
@@ -31,18 +55,23 @@ export function healthRoutes({
   keys,
   revocations,
   delivery,
+  timeoutMs = READY_TIMEOUT_MS,
 }: HealthRoutesDeps): FastifyPluginAsyncTypebox {
+  const storage = storageCheck(db, revocations);
+  let reported = '';
   return async (app) => {
     /** Liveness: the process answers (whatever the database does). */
     app.get('/healthz', async () => ({ status: 'ok' }));
     /**
      * Readiness: storage answers a round trip and a read of a real table (the revocation list,
      * which /verify needs) within READY_TIMEOUT_MS, and a signing key is loaded; with
-     * TESSERA_READYZ_DELIVERY, no delivery channel is failing (its own attempts, no probe).
+     * TESSERA_READYZ_DELIVERY, no delivery channel is failing (its own attempts, no probe). At
+     * most one storage check runs at a time (storageCheck). The answer names no delivery channel
+     * or provider: which one fails is for operators (the log line below, tessera_deliveries_total).
      */
     app.get('/readyz', async () => {
       try {
-        await within(Promise.all([db.ping(), revocations.refresh()]), READY_TIMEOUT_MS);
+        await within(storage(), timeoutMs);
       } catch (error) {
         throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'storage is not reachable', {
           cause: error,
@@ -55,12 +84,17 @@ export function healthRoutes({
           cause: error,
         });
       }
-      const failing = delivery?.failing() ?? [];
-      if (failing.length > 0) {
+      const failing = (delivery?.failing() ?? []).join(', ');
+      if (failing !== reported) {
+        // Once per change, not per probe.
+        if (failing) app.log.warn({ channels: failing }, 'not ready: OTP delivery is failing');
+        reported = failing;
+      }
+      if (failing) {
         throw new TesseraError(
           503,
           ErrorCodes.serviceUnavailable,
-          `OTP delivery is failing (${failing.join(', ')}): the provider refused the last attempts`,
+          'OTP delivery is failing; the instance logs and metrics say where',
         );
       }
       return { status: 'ready' };
