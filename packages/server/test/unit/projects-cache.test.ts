@@ -24,7 +24,9 @@ function fakeRepository(projects: Project[]) {
   const repository = {
     findByApiKeyId: (apiKeyId: string) => {
       reads.byApiKeyId++;
-      return state.find ? state.find(apiKeyId) : Promise.resolve(projects.find((p) => p.api_key_id === apiKeyId));
+      return state.find
+        ? state.find(apiKeyId)
+        : Promise.resolve(projects.find((p) => p.api_key_id === apiKeyId));
     },
     findById: (id: string) => {
       reads.byId++;
@@ -120,7 +122,10 @@ describe('project cache: one read per key at a time', () => {
     const answer = deferred<Project | undefined>();
     state.find = () => answer.promise;
     const handlers: Array<(detail: Record<string, unknown>) => void> = [];
-    const notices = { on: (_c: unknown, h: (d: Record<string, unknown>) => void) => handlers.push(h), onListening: () => {} };
+    const notices = {
+      on: (_c: unknown, h: (d: Record<string, unknown>) => void) => handlers.push(h),
+      onListening: () => {},
+    };
     const projects = new ProjectsService(repository, () => 1_000_000);
     projects.follow(notices as unknown as NoticeListener);
     const stale = projects.byApiKeyId(known.api_key_id);
@@ -189,7 +194,12 @@ describe('project cache: malformed and unknown ids', () => {
 describe('Lru', () => {
   test('holds at most its capacity and evicts the least recently used', () => {
     const lru = new Lru<string, number>(3);
-    for (const [k, v] of [['a', 1], ['b', 2], ['c', 3]] as const) lru.set(k, v);
+    for (const [k, v] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      lru.set(k, v);
     assert.equal(lru.get('a'), 1);
     lru.set('d', 4);
     assert.equal(lru.size, 3);

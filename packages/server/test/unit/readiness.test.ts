@@ -22,7 +22,10 @@ function stalledDatabase() {
       return stall();
     },
   };
-  return { db, revocations, calls, release: () => waiting.splice(0).forEach((resolve) => resolve()) };
+  const release = () => {
+    for (const resolve of waiting.splice(0)) resolve();
+  };
+  return { db, revocations, calls, release };
 }
 
 test('/readyz during a database stall: probes share one check, never pile up queries', async () => {

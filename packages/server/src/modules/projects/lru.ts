@@ -7,7 +7,8 @@ export class Lru<K, V> {
   readonly #entries = new Map<K, V>();
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('capacity must be a positive integer');
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError('capacity must be a positive integer');
   }
 
   get size(): number {
