@@ -64,7 +64,10 @@ export interface SsrOptions {
   forwardClientAddress?: boolean;
   /** The `fetch` used to call Tessera. Default the global `fetch`. */
   fetch?: typeof globalThis.fetch;
-  /** Milliseconds before a call to Tessera is abandoned. Default 10 000. */
+  /**
+   * Milliseconds before a call to Tessera is abandoned: a whole number from 1 to 120 000 (two
+   * minutes). Default 10 000. Anything else is refused at construction with a `TypeError`.
+   */
   timeout?: number;
   /** The clock in milliseconds. Default `Date.now`. */
   now?: () => number;
@@ -156,7 +159,7 @@ export function resolveOptions(options: SsrOptions): ResolvedOptions {
     verifier: toVerifier(options.verifier, issuer, apiKeyId, fetchImpl, options.now),
     forwardClientAddress: options.forwardClientAddress === true,
     fetch: fetchImpl,
-    timeout: seconds(options.timeout, 10_000, 'timeout'),
+    timeout: timeoutMs(options.timeout),
     now: options.now ?? Date.now,
   };
 }
@@ -193,6 +196,20 @@ function seconds(value: number | undefined, fallback: number, name: string): num
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new TypeError(`"${name}" must be a non-negative number`);
+  }
+  return value;
+}
+
+/** The longest `timeout` accepted: a call held longer than this is a misconfiguration (e.g. seconds read as minutes). */
+export const MAX_TIMEOUT_MS = 120_000;
+
+// 0 or a negative number would abandon every call at once; a fraction, NaN or Infinity is a mistake.
+function timeoutMs(value: unknown): number {
+  if (value === undefined) return 10_000;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_MS) {
+    throw new TypeError(
+      `"timeout" must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS} (default 10000), got ${typeof value === 'number' ? String(value) : typeof value}`,
+    );
   }
   return value;
 }

@@ -269,6 +269,21 @@ describe('options', () => {
     );
   });
 
+  // Regression: `timeout: 0` was accepted and every call to Tessera was abandoned at once.
+  test('timeout must be a whole number of milliseconds from 1 to 120000; the error names the option and the range', () => {
+    const options = { ...base, appOrigin: 'https://shop.example' };
+    for (const timeout of [0, -1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, 120_001, 1e12, '5000']) {
+      assert.throws(
+        () => createTesseraSsr({ ...options, timeout: timeout as number }),
+        (error: unknown) =>
+          error instanceof TypeError &&
+          /^"timeout" must be a whole number of milliseconds from 1 to 120000/.test(error.message),
+        `timeout ${String(timeout)} was accepted`,
+      );
+    }
+    for (const timeout of [1, 10_000, 120_000, undefined]) createTesseraSsr({ ...options, timeout });
+  });
+
   test('insecure localhost mode drops Secure and the __Host- prefix, and says so in the names', async () => {
     const ssr = ssrFor(server, { appOrigin: 'http://localhost:3000', insecureLocalhostCookies: true });
     assert.deepEqual(ssr.cookieNames, {

@@ -280,8 +280,25 @@ eachDialect('observability', (dialect) => {
       const line = log.lines.find((l) => l.msg?.toString().startsWith('delivery failed'));
       assert.equal(line?.provider, 'http_sms');
       assert.equal(line?.status, 503);
+      // A 5xx may still have sent the SMS: said in the log and counted apart.
+      assert.equal(line?.sent, 'unknown');
+      assert.match(String(line?.msg), /unknown whether sent/);
       assert.ok(!JSON.stringify(log.lines).includes('123456'), 'the provider answer was logged');
       assert.equal((await server.request('GET', '/readyz')).status, 200);
+      const metrics = (await server.request('GET', '/metrics')).text;
+      const failures = DELIVERY_FAILURES_TO_FAIL + 1;
+      assert.match(
+        metrics,
+        new RegExp(
+          `tessera_deliveries_total\\{channel="sms",provider="http_sms",kind="otp",outcome="failure"\\} ${failures}`,
+        ),
+      );
+      assert.match(
+        metrics,
+        new RegExp(
+          `tessera_deliveries_unknown_total\\{channel="sms",provider="http_sms",kind="otp"\\} ${failures}`,
+        ),
+      );
     } finally {
       await server.close();
       provider.close();

@@ -369,7 +369,8 @@ describe('HttpSmsDelivery', () => {
     const delivery = new HttpSmsDelivery({ url: receiver.url, token: SMS_TOKEN, retryDelayMs: 0 }, logger);
     try {
       const err = await deliveryError(delivery.send(sms()), SMS_TOKEN);
-      assert.equal(err.message, 'SMS provider answered 502');
+      assert.equal(err.message, 'SMS provider answered 502; unknown whether sent');
+      assert.equal(err.unknown, true);
       assert.equal(receiver.requests.length, 2);
     } finally {
       await delivery.close();
@@ -397,13 +398,52 @@ describe('HttpSmsDelivery', () => {
     const delivery = new HttpSmsDelivery({ url: receiver.url, token: SMS_TOKEN, timeoutMs: 200 }, logger);
     try {
       const err = await deliveryError(delivery.send(sms()), SMS_TOKEN);
-      assert.equal(err.message, 'SMS provider timed out');
+      assert.equal(err.message, 'SMS provider timed out; unknown whether sent');
       // A timeout is not retried (the provider may have taken the message). Under load the
       // request may time out before the receiver has even recorded it.
       assert.ok(receiver.requests.length <= 1, 'a timed-out request was retried');
     } finally {
       await delivery.close();
       await receiver.close();
+    }
+  });
+
+  // The gateway took the request, then the connection broke before its answer: it may have sent
+  // the SMS, and the same Idempotency-Key lets it drop the repeat.
+  it('retries a request whose connection broke after it was written, with the same idempotency key', async () => {
+    const requests: SmsRequest[] = [];
+    const server = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        requests.push({
+          method: req.method,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        if (requests.length === 1) req.socket.destroy();
+        else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const delivery = new HttpSmsDelivery(
+      { url: `http://127.0.0.1:${port}/sms`, token: SMS_TOKEN, retryDelayMs: 0 },
+      logger,
+    );
+    try {
+      await delivery.send(sms());
+      assert.equal(requests.length, 2);
+      const [first, second] = requests;
+      assert.match(String(first!.headers['idempotency-key']), /^[0-9a-f-]{36}$/);
+      assert.equal(first!.headers['idempotency-key'], second!.headers['idempotency-key']);
+      assert.equal(first!.body, second!.body);
+      const retry = logLines.find((line) => line.includes('retrying once'));
+      assert.match(String(retry), /unknown whether sent, retrying once with the same idempotency key/);
+    } finally {
+      await delivery.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -52,8 +52,14 @@ interface Seen {
   body: string;
 }
 
-/** A local fake provider: records each request and answers with `answer(n)` (status, body). */
-async function fake(answer: (n: number) => { status: number; body?: string; type?: string }) {
+/**
+ * A local fake provider: records each request and answers with `answer(n)` (status, body), or
+ * with `drop`, reads the whole request and then destroys the connection without answering (the
+ * provider took the message; its answer was lost).
+ */
+async function fake(
+  answer: (n: number) => { status: number; body?: string; type?: string } | { drop: true },
+) {
   const seen: Seen[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -66,7 +72,12 @@ async function fake(answer: (n: number) => { status: number; body?: string; type
         headers: request.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       });
-      const { status, body = '', type = 'application/json' } = answer(n);
+      const reply = answer(n);
+      if ('drop' in reply) {
+        request.socket.destroy();
+        return;
+      }
+      const { status, body = '', type = 'application/json' } = reply;
       response.writeHead(status, { 'content-type': type });
       response.end(body);
     });
@@ -159,7 +170,7 @@ describe('Twilio', () => {
     }
   });
 
-  it('a rate limit (429) or a 5xx is retried once', async () => {
+  it('a rate limit (429) is retried once', async () => {
     const server = await fake((n) =>
       n === 0 ? { status: 429, body: '{"code":20429}' } : { status: 201, body: '{}' },
     );
@@ -365,6 +376,131 @@ describe('Amazon SNS', () => {
       await sns.send(otp());
       assert.equal(server.seen.length, 2);
       for (const request of server.seen) verifySigV4(request, AWS_SECRET, 'us-east-1');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A port nothing listens on: connecting is refused before any byte of a request is written. */
+async function refusedUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Each adapter without an idempotency key, pointed at `url`, retrying at once. */
+const adapters = {
+  Twilio: (url: string) =>
+    new TwilioSmsDelivery(
+      {
+        accountSid: TWILIO_SID,
+        authToken: TWILIO_TOKEN,
+        from: '+15005550006',
+        baseUrl: url,
+        retryDelayMs: 0,
+      },
+      logger,
+    ),
+  Vonage: (url: string) =>
+    new VonageSmsDelivery(
+      { apiKey: 'abc123', apiSecret: VONAGE_SECRET, from: 'Acme', baseUrl: url, retryDelayMs: 0 },
+      logger,
+    ),
+  'Amazon SNS': (url: string) =>
+    new SnsSmsDelivery(
+      {
+        region: 'us-east-1',
+        accessKeyId: AWS_KEY_ID,
+        secretAccessKey: AWS_SECRET,
+        endpoint: url,
+        retryDelayMs: 0,
+      },
+      logger,
+    ),
+};
+
+/** The delivery fails as "unknown whether sent", in the error and in the log. */
+async function unknownWhetherSent(promise: Promise<void>, provider: string): Promise<DeliveryError> {
+  const error = await promise.then(
+    () => assert.fail('the send succeeded'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof DeliveryError, String(error));
+  assert.equal(error.unknown, true);
+  assert.equal(error.rejected, false);
+  assert.match(error.message, /unknown whether sent$/);
+  assert.ok(error.message.startsWith(provider), error.message);
+  assert.equal(describeFailure(error).unknown, true);
+  const line = logLines.find((l) => l.includes('unknown whether sent'));
+  assert.ok(line, 'no log line says "unknown whether sent"');
+  assert.equal(JSON.parse(line).sent, 'unknown');
+  assert.ok(!logLines.some((l) => l.includes('retrying')), 'an ambiguous failure was retried');
+  return error;
+}
+
+describe('a failure after the provider may have taken the SMS (no idempotency key: never sent twice)', () => {
+  for (const [provider, adapter] of Object.entries(adapters)) {
+    it(`${provider}: the connection is dropped after the whole request was read → one request, unknown whether sent`, async () => {
+      const server = await fake(() => ({ drop: true }));
+      try {
+        await unknownWhetherSent(adapter(server.url).send(otp()), provider);
+        assert.equal(server.seen.length, 1, 'the provider saw the SMS twice');
+      } finally {
+        await server.close();
+      }
+    });
+
+    it(`${provider}: a refused connection (nothing written) is retried once`, async () => {
+      const error = await adapter(await refusedUrl())
+        .send(otp())
+        .catch((e: unknown) => e);
+      assert.ok(error instanceof DeliveryError);
+      assert.equal(error.message, `${provider} could not be reached`);
+      assert.equal(error.unknown, false);
+      assert.equal(logLines.filter((l) => l.includes('retrying once')).length, 1);
+    });
+  }
+
+  it('Twilio: a 500 may have sent the SMS (error 20500) → not retried', async () => {
+    const server = await fake(() => ({ status: 500, body: '{"code":20500}' }));
+    try {
+      const error = await unknownWhetherSent(adapters.Twilio(server.url).send(otp()), 'Twilio');
+      assert.equal(error.message, 'Twilio answered 500 (error 20500); unknown whether sent');
+      assert.equal(server.seen.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('Twilio: a 503 (error 20503, "try again") sent nothing → retried once', async () => {
+    const server = await fake((n) =>
+      n === 0 ? { status: 503, body: '{"code":20503}' } : { status: 201, body: '{}' },
+    );
+    try {
+      await adapters.Twilio(server.url).send(otp());
+      assert.equal(server.seen.length, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('Vonage and SNS: a 5xx is not retried (unknown whether sent)', async () => {
+    const server = await fake(() => ({
+      status: 500,
+      type: 'text/xml',
+      body: '<Error><Code>InternalError</Code></Error>',
+    }));
+    try {
+      await unknownWhetherSent(adapters.Vonage(server.url).send(otp()), 'Vonage');
+      assert.equal(server.seen.length, 1);
+      logLines = [];
+      const error = await unknownWhetherSent(adapters['Amazon SNS'](server.url).send(otp()), 'Amazon SNS');
+      assert.equal(error.message, 'Amazon SNS answered 500 (InternalError); unknown whether sent');
+      assert.equal(server.seen.length, 2);
     } finally {
       await server.close();
     }

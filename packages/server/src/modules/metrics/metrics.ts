@@ -92,6 +92,12 @@ export class Metrics {
     labelNames: ['channel', 'provider', 'kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly deliveriesUnknown = new Counter({
+    name: 'tessera_deliveries_unknown_total',
+    help: 'Failed hand-overs (also counted as failures) after which it is unknown whether the provider sent the message',
+    labelNames: ['channel', 'provider', 'kind'] as const,
+    registers: [this.registry],
+  });
   readonly deliveryDuration = new Histogram({
     name: 'tessera_delivery_duration_seconds',
     help: 'Time for a provider to take (or refuse) a message, by channel and provider',
@@ -145,8 +151,9 @@ export class Metrics {
 
   /** Counts every hand-over to a delivery provider, and times it. */
   countDeliveries(delivery: { onAttempt(listener: (attempt: DeliveryAttempt) => void): void }): void {
-    delivery.onAttempt(({ channel, provider, kind, outcome, seconds }) => {
+    delivery.onAttempt(({ channel, provider, kind, outcome, seconds, failure }) => {
       this.deliveries.inc({ channel, provider, kind, outcome });
+      if (failure?.unknown) this.deliveriesUnknown.inc({ channel, provider, kind });
       this.deliveryDuration.observe({ channel, provider }, seconds);
     });
   }

@@ -61,14 +61,20 @@ export class DeliveryError extends Error {
    * set by providers whose refusals are not HTTP 4xx answers (readiness does not count them).
    */
   readonly rejected: boolean;
+  /**
+   * It is unknown whether the provider took the message: the request was written and then the
+   * connection broke or timed out, or the provider answered a 5xx that may still have sent it.
+   */
+  readonly unknown: boolean;
 
   constructor(
     message: string,
-    options?: { cause?: unknown; status?: number | undefined; rejected?: boolean },
+    options?: { cause?: unknown; status?: number | undefined; rejected?: boolean; unknown?: boolean },
   ) {
     super(message, options);
     this.status = options?.status;
     this.rejected = options?.rejected ?? false;
+    this.unknown = options?.unknown ?? false;
   }
 }
 

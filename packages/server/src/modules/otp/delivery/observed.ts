@@ -26,6 +26,8 @@ export interface DeliveryFailure {
   status?: number;
   /** The provider refused this one message (a recipient, a sender, a message), not the service. */
   rejected: boolean;
+  /** It is unknown whether the provider took the message (see DeliveryError.unknown). */
+  unknown?: true;
 }
 
 /** A delivery that can name the provider each channel goes to (the channel router does). */
@@ -83,6 +85,7 @@ export function describeFailure(error: unknown): DeliveryFailure {
       failure.status >= 400 &&
       failure.status < 500 &&
       ![401, 403, 429].includes(failure.status));
+  if ((error as { unknown?: unknown } | null)?.unknown === true) failure.unknown = true;
   return failure;
 }
 
@@ -146,8 +149,9 @@ export class ObservedDelivery implements Delivery {
       await work();
     } catch (error) {
       const failure = describeFailure(error);
+      const { unknown, ...fields } = withoutRejected(failure);
       this.#logger.warn(
-        { channel, provider, kind, ...withoutRejected(failure) },
+        { channel, provider, kind, ...fields, ...(unknown ? { sent: 'unknown' } : {}) },
         `delivery failed: ${error instanceof Error && error.name === 'DeliveryError' ? error.message : 'provider error'}`,
       );
       this.#report({ channel, provider, kind, outcome: 'failure', seconds: elapsed(started), failure });

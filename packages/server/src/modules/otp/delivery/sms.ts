@@ -13,10 +13,13 @@ export interface HttpSmsDeliveryOptions extends SmsHttpOptions {
 
 /**
  * Sends OTP text messages through a generic HTTP SMS gateway: `POST <url>` with JSON
- * `{ to, from, body }`. The single retry (see SmsHttpProvider) carries the same `Idempotency-Key`.
+ * `{ to, from, body }`. The single retry (see SmsHttpProvider) carries the same `Idempotency-Key`,
+ * so it also follows a failure that may have sent the message (a reset after the request, a 5xx).
  * The answer body is never read: providers may echo the message text, and so the code.
  */
 export class HttpSmsDelivery extends SmsHttpProvider {
+  /** The gateway drops a repeated `Idempotency-Key`: a request that may have been taken is sent again. */
+  protected override readonly idempotent = true;
   readonly #url: string;
   readonly #token: string | undefined;
   readonly #from: string | undefined;

@@ -29,7 +29,9 @@ const THROTTLED = new Set(['Throttling', 'ThrottlingException', 'ThrottledExcept
  * Amazon SNS `Publish` to a phone number through the query API: `POST /` with a form body
  * (`Action=Publish`, `Version=2010-03-31`, `PhoneNumber`, `Message`, the SMS type `Transactional`
  * and the optional sender id as message attributes), signed with AWS Signature Version 4 by `aws4`
- * afresh for each attempt. An error answer's `<Code>` is logged, never its `<Message>`.
+ * afresh for each attempt. An error answer's `<Code>` is logged, never its `<Message>`. Throttling
+ * is retried once; a broken connection after the request was written, or a 5xx (`InternalError`),
+ * is not: `Publish` has no idempotency key for SMS, so a second request would send a second text.
  */
 export class SnsSmsDelivery extends SmsHttpProvider {
   readonly #endpoint: URL;
@@ -93,7 +95,12 @@ export class SnsSmsDelivery extends SmsHttpProvider {
       return { ok: true };
     }
     const code = /<Code>([A-Za-z0-9.]{1,100})<\/Code>/.exec(await answerText(response))?.[1];
-    const verdict = statusVerdict('Amazon SNS', response.status, code ? ` (${code})` : '', true);
-    return !verdict.ok && code && THROTTLED.has(code) ? { ...verdict, retry: true } : verdict;
+    const verdict = statusVerdict('Amazon SNS', response.status, code ? ` (${code})` : '', {
+      retryTooMany: true,
+    });
+    if (verdict.ok || !code || !THROTTLED.has(code)) return verdict;
+    // Throttled: refused before anything was done, whatever the status.
+    const { unknown: _, ...refused } = verdict;
+    return { ...refused, retry: true };
   }
 }

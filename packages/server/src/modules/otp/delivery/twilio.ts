@@ -19,10 +19,18 @@ export interface TwilioSmsOptions extends SmsHttpOptions {
 }
 
 /**
+ * 429 is Twilio's rate limit; 503 (error 20503, "service temporarily unavailable") is documented as
+ * "try again". Any other 5xx may still have sent the SMS (Twilio's error 20500 says a retried
+ * message POST can reach the user twice), and a Messages POST has no idempotency key.
+ */
+const TWILIO_RULES = { retryTooMany: true, notProcessed: new Set([503]) };
+
+/**
  * Twilio Programmable Messaging: `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, a form
  * body (`To`, `From` or `MessagingServiceSid`, `Body`), HTTP Basic auth with the account SID and
  * auth token. `201 Created` is success; an error answer's numeric `code` is logged, never its
- * `message` (it may quote the number). 429 (Twilio's rate limit) is retried once.
+ * `message` (it may quote the number). 429 (Twilio's rate limit) and 503 are retried once; a
+ * broken connection after the request was written, or another 5xx, is not (unknown whether sent).
  */
 export class TwilioSmsDelivery extends SmsHttpProvider {
   readonly #url: string;
@@ -61,7 +69,12 @@ export class TwilioSmsDelivery extends SmsHttpProvider {
       return { ok: true };
     }
     const code = twilioErrorCode(await answerText(response));
-    return statusVerdict('Twilio', response.status, code === undefined ? '' : ` (error ${code})`, true);
+    return statusVerdict(
+      'Twilio',
+      response.status,
+      code === undefined ? '' : ` (error ${code})`,
+      TWILIO_RULES,
+    );
   }
 }
 

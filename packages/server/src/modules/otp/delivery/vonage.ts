@@ -36,7 +36,9 @@ const THROTTLED = '1';
  * Vonage (Nexmo) SMS API: `POST /sms/json` with a form body `api_key`, `api_secret`, `from`, `to`
  * (E.164 without the `+`), `text`, and `type=unicode` when the text leaves the GSM alphabet.
  * The answer is `200` even when a message was refused: every part's `status` must be `"0"`.
- * Only the status number is logged (`error-text` may quote the number); "1" (throttled) is retried once.
+ * Only the status number is logged (`error-text` may quote the number); "1" (throttled) and
+ * HTTP 429 are retried once; a broken connection after the request was written, or a 5xx, is not
+ * (unknown whether sent: Vonage has no idempotency key).
  */
 export class VonageSmsDelivery extends SmsHttpProvider {
   readonly #url: string;
@@ -72,11 +74,18 @@ export class VonageSmsDelivery extends SmsHttpProvider {
   protected override async judge(response: Response): Promise<SmsVerdict> {
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      return statusVerdict('Vonage', response.status, '', true);
+      // No idempotency key: a 5xx may still have sent the message (statusVerdict: unknown, no retry).
+      return statusVerdict('Vonage', response.status, '', { retryTooMany: true });
     }
     const statuses = messageStatuses(await answerText(response));
     if (statuses === undefined || statuses.length === 0)
-      return { ok: false, retry: false, message: 'Vonage answered without message statuses', status: 200 };
+      return {
+        ok: false,
+        retry: false,
+        unknown: true,
+        message: 'Vonage answered without message statuses',
+        status: 200,
+      };
     const refused = statuses.find((s) => s !== '0');
     if (refused === undefined) return { ok: true };
     return {
