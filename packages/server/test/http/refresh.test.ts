@@ -224,6 +224,35 @@ eachDialect('POST /oauth/token (refresh grant)', (dialect) => {
     assertBundle(await refresh(server, bundle.refresh_token));
   });
 
+  test('the right token id with a wrong secret is invalid_grant and rotates nothing', async () => {
+    const bundle = await server.signIn(nextEmail());
+    const [id] = bundle.refresh_token.split('.');
+    const forged = `${id}.${'A'.repeat(43)}`;
+    assert.notEqual(forged, bundle.refresh_token);
+    assertOAuthError(await refresh(server, forged), 400, 'invalid_grant');
+    // Not rotated (its own use is a first use, no grace answer) and the session was not revoked.
+    nowMs += graceMs() + 1;
+    const next = assertBundle(await refresh(server, bundle.refresh_token));
+    assert.deepEqual((await verify(server, next.access_token)).body, { success: true });
+  });
+
+  test('an expired session is refused, and its token is not rotated', async () => {
+    const bundle = await server.signIn(nextEmail());
+    const session = await server.storage.db.kysely
+      .selectFrom('sessions')
+      .select('expires_at')
+      .where('id', '=', sidOf(bundle))
+      .executeTakeFirstOrThrow();
+    nowMs = session.expires_at;
+    assertOAuthError(await refresh(server, bundle.refresh_token), 400, 'invalid_grant');
+    const row = await server.storage.db.kysely
+      .selectFrom('refresh_tokens')
+      .select('rotated_at')
+      .where('session_id', '=', sidOf(bundle))
+      .executeTakeFirstOrThrow();
+    assert.equal(row.rotated_at, null);
+  });
+
   test('an unknown or missing client is 401 invalid_client', async () => {
     const bundle = await server.signIn(nextEmail());
     assertOAuthError(

@@ -5,7 +5,7 @@ import { together, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { EventFilter } from './audit.repository.js';
 import * as auditRepository from './audit.repository.js';
-import type { AuditEvent, RecordedEvent, StoredEvent } from './events.js';
+import type { AuditEvent, AuditEventType, RecordedEvent, StoredEvent } from './events.js';
 
 /**
  * Where recorded events go on to (the webhooks). `targets` runs before the event's transaction
@@ -14,7 +14,7 @@ import type { AuditEvent, RecordedEvent, StoredEvent } from './events.js';
  * transaction holds up every request.
  */
 export interface AuditOutbox<T> {
-  targets(event: RecordedEvent): Promise<T[]>;
+  targets(event: Pick<RecordedEvent, 'projectId' | 'type'>): Promise<T[]>;
   queue(trx: Transaction<Database>, event: RecordedEvent, targets: T[]): Promise<void>;
   /** Called after deliveries were committed (e.g. to send them now). */
   queued?(): void;
@@ -90,15 +90,28 @@ export class AuditLog {
    * did not store (the write did not happen) is simply dropped.
    */
   async inline(event: AuditEvent): Promise<RecordedEvent | undefined> {
+    const stamp = await this.inlineStamp(event.projectId, event.type);
+    return stamp && { ...event, ...stamp };
+  }
+
+  /**
+   * `inline` for an event whose user and data the caller's statement itself finds (the refresh
+   * grant's one statement): its id and time when the caller may store it, else undefined. The
+   * caller then calls `stored` with the whole event, as it was written.
+   */
+  async inlineStamp(
+    projectId: string,
+    type: AuditEventType,
+  ): Promise<{ id: string; createdAt: number } | undefined> {
     if (this.db.dialect !== 'postgres') return undefined;
-    const recorded = this.#stamp(event);
+    const stamp = { id: randomId('evt'), createdAt: this.now() };
     try {
-      if (this.#outbox && (await this.#outbox.targets(recorded)).length > 0) return undefined;
+      if (this.#outbox && (await this.#outbox.targets({ projectId, type })).length > 0) return undefined;
     } catch {
       // `record` reads the targets again, and logs what fails.
       return undefined;
     }
-    return recorded;
+    return stamp;
   }
 
   /** Tells the subscribers about an event from `inline` that the caller's statement stored. */

@@ -229,6 +229,114 @@ const rotateAndRecord = prepared((_db, ...args: [...RotationArgs, ...EventColumn
   select exists (select 1 from rotated) as rotated`;
 });
 
+/** A refresh token with its session, its session's user and the user's custom claims. */
+export interface RefreshFound {
+  token: RefreshTokenRow;
+  session: Session;
+  user: User;
+  claims: CustomClaims;
+}
+
+/** The columns `refreshContext` and `currentRotation` read. */
+type RefreshContextRow = Awaited<ReturnType<typeof refreshContext>>['rows'][number];
+
+function refreshFound(tokenId: string, r: RefreshContextRow): RefreshFound {
+  return {
+    token: {
+      id: tokenId,
+      session_id: r.s_id,
+      secret_hash: r.secret_hash,
+      expires_at: r.t_expires_at,
+      rotated_at: r.rotated_at,
+      successor_enc: r.successor_enc,
+      rotated_by: r.rotated_by,
+    },
+    session: {
+      id: r.s_id,
+      project_id: r.project_id,
+      user_id: r.user_id,
+      auth_method: r.auth_method,
+      auth_time: r.auth_time,
+      device_id: r.device_id,
+      passkey_id: r.passkey_id,
+      created_at: r.s_created_at,
+      expires_at: r.s_expires_at,
+      last_refreshed_at: r.last_refreshed_at,
+      revoked_at: r.revoked_at,
+      revoked_reason: r.revoked_reason,
+    },
+    user: {
+      id: r.user_id,
+      project_id: r.project_id,
+      identifier: r.identifier,
+      identifier_type: r.identifier_type,
+      client_user_id: r.client_user_id,
+      created_at: r.u_created_at,
+      last_sign_in_at: r.last_sign_in_at,
+    },
+    claims: parseClaims(r.claims),
+  };
+}
+
+/**
+ * PostgreSQL: the refresh grant of a current token in one statement, one round trip instead of two
+ * (the read, then the rotation). The conditional update is the whole check: the secret's hash
+ * (compared in the database; a SHA-256 of 256 random bits, whose comparison time tells an
+ * attacker nothing he could steer), not yet rotated, not expired, the session live and the
+ * client's. It makes exactly one concurrent caller the winner, as `rotation` does; the successor,
+ * the session's refresh time and the `refresh` event are written from its row only. The final
+ * select reads the context as `refreshContext` does (the statement's snapshot: the token as it
+ * was before this rotation), and only when this caller won.
+ */
+const currentRotation = prepared(
+  (
+    _db,
+    oldId: string,
+    secretHash: string,
+    projectId: string,
+    now: number,
+    successorEnc: string,
+    rotatedBy: string,
+    successorId: string,
+    successorHash: string,
+    eventId: string,
+    eventAt: number,
+  ) => sql<RefreshContextRow>`with
+  rotated as (
+    update refresh_tokens as t
+    set rotated_at = ${now}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
+    from sessions as s
+    where t.id = ${oldId} and t.secret_hash = ${secretHash} and t.rotated_at is null
+      and t.expires_at > ${now} and s.id = t.session_id and s.project_id = ${projectId}
+      and s.revoked_at is null and s.expires_at > ${now}
+    returning t.session_id, s.user_id, s.expires_at
+  ),
+  successor as (
+    insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
+    select ${successorId}::text, session_id, ${successorHash}::text, ${now}::bigint, expires_at
+    from rotated
+  ),
+  touched as (
+    update sessions set last_refreshed_at = ${now} where id = (select session_id from rotated)
+  ),
+  event as (
+    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select ${eventId}::text, ${projectId}::text, user_id, 'refresh',
+      '{"session_id":' || to_json(session_id)::text || '}', null, ${eventAt}::bigint
+    from rotated
+  )
+  select t.secret_hash, t.expires_at as t_expires_at, t.rotated_at, t.successor_enc, t.rotated_by,
+    s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id, s.passkey_id,
+    s.created_at as s_created_at, s.expires_at as s_expires_at, s.last_refreshed_at, s.revoked_at,
+    s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
+    u.created_at as u_created_at, u.last_sign_in_at, c.claims
+  from rotated as r
+  join refresh_tokens as t on t.id = ${oldId}
+  join sessions as s on s.id = r.session_id
+  join users as u on u.id = s.user_id
+  left join user_claims as c on c.user_id = u.id and c.project_id = s.project_id`,
+);
+
 export class SessionRepository {
   constructor(private readonly db: Db) {}
 
@@ -288,46 +396,49 @@ export class SessionRepository {
    * Everything a refresh grant needs in one read: the token, its session, the session's user and
    * the user's custom claims (JSON, or null when none).
    */
-  async findForRefresh(
-    tokenId: string,
-  ): Promise<{ token: RefreshTokenRow; session: Session; user: User; claims: CustomClaims } | undefined> {
+  async findForRefresh(tokenId: string): Promise<RefreshFound | undefined> {
     const [r] = (await refreshContext(this.db.kysely, tokenId)).rows;
-    if (!r) return undefined;
-    return {
-      token: {
-        id: tokenId,
-        session_id: r.s_id,
-        secret_hash: r.secret_hash,
-        expires_at: r.t_expires_at,
-        rotated_at: r.rotated_at,
-        successor_enc: r.successor_enc,
-        rotated_by: r.rotated_by,
-      },
-      session: {
-        id: r.s_id,
-        project_id: r.project_id,
-        user_id: r.user_id,
-        auth_method: r.auth_method,
-        auth_time: r.auth_time,
-        device_id: r.device_id,
-        passkey_id: r.passkey_id,
-        created_at: r.s_created_at,
-        expires_at: r.s_expires_at,
-        last_refreshed_at: r.last_refreshed_at,
-        revoked_at: r.revoked_at,
-        revoked_reason: r.revoked_reason,
-      },
-      user: {
-        id: r.user_id,
-        project_id: r.project_id,
-        identifier: r.identifier,
-        identifier_type: r.identifier_type,
-        client_user_id: r.client_user_id,
-        created_at: r.u_created_at,
-        last_sign_in_at: r.last_sign_in_at,
-      },
-      claims: parseClaims(r.claims),
-    };
+    return r ? refreshFound(tokenId, r) : undefined;
+  }
+
+  /** Whether `rotateCurrent` is available: PostgreSQL. */
+  get rotatesInOneStatement(): boolean {
+    return this.db.dialect === 'postgres';
+  }
+
+  /**
+   * PostgreSQL: a whole refresh grant's database work in one statement (see `currentRotation`),
+   * for a token that is current: its secret matches, it has not been rotated, it and its session
+   * have not expired, the session is live and belongs to `projectId`. Returns what the new bundle
+   * needs, or undefined when the token is not current (nothing was written; the caller's full
+   * path then reads the token and answers why). `event` is the refresh event's id and time.
+   */
+  async rotateCurrent(
+    presented: { id: string; secret_hash: string },
+    projectId: string,
+    successor: { id: string; secret_hash: string; successor_enc: string },
+    now: number,
+    /** Hash of the client making the grant. */
+    rotatedBy: string,
+    event: { id: string; createdAt: number },
+  ): Promise<RefreshFound | undefined> {
+    if (!this.rotatesInOneStatement) throw new Error('rotateCurrent needs PostgreSQL');
+    const [r] = (
+      await currentRotation(
+        this.db.kysely,
+        presented.id,
+        presented.secret_hash,
+        projectId,
+        now,
+        successor.successor_enc,
+        rotatedBy,
+        successor.id,
+        successor.secret_hash,
+        event.id,
+        event.createdAt,
+      )
+    ).rows;
+    return r ? refreshFound(presented.id, r) : undefined;
   }
 
   /**

@@ -45,7 +45,10 @@ export interface SessionDeps {
   config: Readonly<Config>;
   repository: SessionRepository;
   minter: TokenService;
-  projects: { byId(id: string): Promise<Project | undefined> };
+  projects: {
+    byId(id: string): Promise<Project | undefined>;
+    byApiKeyId(apiKeyId: string): Promise<Project | undefined>;
+  };
   /** Derives each successor's encryption key (grace-window answers). */
   successorKey: Buffer;
   audit: AuditLog;
@@ -134,6 +137,8 @@ export class SessionService {
    * refreshing at once, or a retry whose answer was lost to a slow database or a crashed instance).
    */
   async refresh(clientId: string, presented: string, client: ClientFingerprint): Promise<OAuthTokenBundle> {
+    const current = await this.#refreshCurrent(clientId, presented, client);
+    if (current) return current;
     const found = await this.verifyRefreshToken(presented);
     if (!found) throw invalidGrant('refresh token is invalid');
     const { token, session, user, claims } = found;
@@ -179,6 +184,51 @@ export class SessionService {
       }
     }
     return this.#replayed(found, project, client);
+  }
+
+  /**
+   * PostgreSQL: the grant of a current token (the common case) in one statement, which checks,
+   * rotates and records at once (`SessionRepository.rotateCurrent`). Undefined when that is not
+   * available or the token is not current; `refresh` then reads the token and decides (grace,
+   * reuse, expiry, another client, a revoked session or an invalid token) as on SQLite.
+   */
+  async #refreshCurrent(
+    clientId: string,
+    presented: string,
+    client: ClientFingerprint,
+  ): Promise<OAuthTokenBundle | undefined> {
+    const { repository, audit } = this.deps;
+    if (!repository.rotatesInOneStatement) return undefined;
+    const parsed = parseRefreshToken(presented);
+    if (!parsed) return undefined;
+    const project = await this.deps.projects.byApiKeyId(clientId);
+    if (!project) return undefined;
+    const stamp = await audit.inlineStamp(project.id, 'refresh');
+    if (!stamp) return undefined;
+    const next = newRefreshToken();
+    const now = this.deps.now();
+    const found = await repository.rotateCurrent(
+      { id: parsed.id, secret_hash: sha256(parsed.secret) },
+      project.id,
+      {
+        id: next.id,
+        secret_hash: sha256(next.secret),
+        successor_enc: seal(this.#successorKey(parsed.secret), next.token, parsed.id),
+      },
+      now,
+      client,
+      stamp,
+    );
+    if (!found) return undefined;
+    const { session, user, claims } = found;
+    audit.stored({
+      ...stamp,
+      projectId: project.id,
+      userId: user.id,
+      type: 'refresh',
+      data: { session_id: session.id },
+    });
+    return this.deps.minter.bundle(project, user, { ...session, last_refreshed_at: now }, next.token, claims);
   }
 
   /** A rotated token presented again: the grace answer to the same client, else reuse. */

@@ -29,7 +29,7 @@ export class WebhookOutbox implements AuditOutbox<string> {
   ) {}
 
   /** The endpoints subscribed to the event's type (read before the transaction, cached). */
-  targets(event: RecordedEvent): Promise<string[]> {
+  targets(event: Pick<RecordedEvent, 'projectId' | 'type'>): Promise<string[]> {
     return this.endpoints.subscribedTo(event.projectId, event.type);
   }
 

@@ -53,7 +53,7 @@ export class WebhooksService implements AuditOutbox<string> {
     return this.endpoints.deliveries(project, id);
   }
 
-  targets(event: RecordedEvent): Promise<string[]> {
+  targets(event: Pick<RecordedEvent, 'projectId' | 'type'>): Promise<string[]> {
     return this.outbox.targets(event);
   }
 
