@@ -72,6 +72,18 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     return server.ctx.otp.complete(project, id, code, getOAuthToken, network);
   }
 
+  test('an OTP start: three (every limit and budget at once, the challenge, the event)', async () => {
+    const { result, sent } = await statementsOf(() =>
+      server.ctx.otp.start(project, 'start@example.com', network),
+    );
+    assert.ok(result.challenge_id);
+    assert.equal(sent.length, 3, `${sent.length} round trips:\n${describeIt(sent)}`);
+    assert.ok(
+      sent.every((s) => s.named),
+      `named prepared statements:\n${describeIt(sent)}`,
+    );
+  });
+
   test('an OTP completion with tokens: at most two (the guess, then event, session and refunds)', async () => {
     const { id, code } = await challenge('count@example.com');
     const { result, sent } = await statementsOf(() =>

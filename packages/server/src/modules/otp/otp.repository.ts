@@ -13,6 +13,33 @@ export interface ReservedAttempt {
   max_attempts: number;
 }
 
+// Every otp/start stores one: built and compiled once, a named prepared statement on PostgreSQL.
+const insertChallenge = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    identifier: string,
+    channel: 'email' | 'sms',
+    codeHash: string,
+    maxAttempts: number,
+    createdAt: number,
+    expiresAt: number,
+    consumedAt: number | null,
+  ) =>
+    db.insertInto('otp_challenges').values({
+      id,
+      project_id: projectId,
+      identifier,
+      channel,
+      code_hash: codeHash,
+      max_attempts: maxAttempts,
+      created_at: createdAt,
+      expires_at: expiresAt,
+      consumed_at: consumedAt,
+    }),
+);
+
 const findChallenge = prepared((db, projectId: string, id: string) =>
   db.selectFrom('otp_challenges').selectAll().where('id', '=', id).where('project_id', '=', projectId),
 );
@@ -178,7 +205,19 @@ export class OtpRepository {
   constructor(private readonly db: Db) {}
 
   async insert(challenge: Omit<OtpChallengeTable, 'attempts'>): Promise<void> {
-    await this.db.kysely.insertInto('otp_challenges').values(challenge).execute();
+    const c = challenge;
+    await insertChallenge(
+      this.db.kysely,
+      c.id,
+      c.project_id,
+      c.identifier,
+      c.channel,
+      c.code_hash,
+      c.max_attempts,
+      c.created_at,
+      c.expires_at,
+      c.consumed_at,
+    );
   }
 
   async find(projectId: string, id: string) {

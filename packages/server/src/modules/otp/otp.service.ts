@@ -4,7 +4,7 @@ import { hmac, safeEqual } from '../../crypto/hash.js';
 import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
-import type { RateLimiter } from '../../plugins/rate-limiter.js';
+import type { Hit, RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
 import { webOtpDomain } from '../projects/project-settings.js';
@@ -163,42 +163,55 @@ export class OtpService {
     this.budget.checkDestination(project, identifier);
     await this.verifier?.verify(project.id, identifier.channel, evidence);
     const { resendInterval } = this.config.otp;
-    if (resendInterval > 0) {
-      const resend = await this.limiter.hit('otp-resend', subject, { limit: 1, window: resendInterval });
-      if (!resend.allowed) {
-        throw tooManyRequests(
-          'a code was sent moments ago; wait before asking again',
-          resend.retryAfter,
-          ErrorCodes.resendTooSoon,
-        );
-      }
-    }
-    const perIdentifier = await this.limiter.hit(
-      'otp-start',
-      subject,
-      this.config.rateLimits.otpStartPerIdentifier,
-    );
-    if (!perIdentifier.allowed) {
-      throw tooManyRequests('too many codes were requested for this identifier', perIdentifier.retryAfter);
-    }
-    const ceiling = await this.limiter.hit(
-      'otp-start-all',
-      everywhere,
-      this.config.rateLimits.otpStartCeiling,
-    );
-    if (!ceiling.allowed) {
-      await this.limiter.refund('otp-start', subject);
-      throw tooManyRequests('too many codes were requested for this identifier', ceiling.retryAfter);
-    }
-    try {
-      await this.budget.spend(project, identifier);
-    } catch (error) {
-      // Nothing is sent: the identifier's counts are given back.
-      if (resendInterval > 0) await this.limiter.refund('otp-resend', subject);
-      await this.limiter.refund('otp-start', subject);
-      await this.limiter.refund('otp-start-all', everywhere);
-      throw error;
-    }
+    // Every window a start counts against, in the order they are judged: all counted in one
+    // statement. The first one over its limit refuses the start; which counts are then given back
+    // is as if they had been counted one by one up to it (`giveBack`).
+    const budget = this.budget.counters(project, identifier);
+    const windows: Array<Hit & { kind: 'resend' | 'start' | 'ceiling' | 'budget' }> = [
+      ...(resendInterval > 0
+        ? [
+            {
+              kind: 'resend' as const,
+              scope: 'otp-resend',
+              subject,
+              rule: { limit: 1, window: resendInterval },
+            },
+          ]
+        : []),
+      {
+        kind: 'start',
+        scope: 'otp-start',
+        subject,
+        rule: this.config.rateLimits.otpStartPerIdentifier,
+      },
+      {
+        kind: 'ceiling',
+        scope: 'otp-start-all',
+        subject: everywhere,
+        rule: this.config.rateLimits.otpStartCeiling,
+      },
+      ...budget.map((counter) => ({
+        kind: 'budget' as const,
+        scope: counter.scope,
+        subject: counter.subject,
+        rule: counter,
+      })),
+    ];
+    const results = await this.limiter.hitAll(windows);
+    const refused = results.findIndex((r) => !r.allowed);
+    if (refused < 0) return;
+    const { kind } = windows[refused]!;
+    const { retryAfter } = results[refused]!;
+    await this.limiter.refundAll(windows.filter((_, i) => giveBack(kind, windows[i]!.kind, i, refused)));
+    if (kind === 'resend')
+      throw tooManyRequests(
+        'a code was sent moments ago; wait before asking again',
+        retryAfter,
+        ErrorCodes.resendTooSoon,
+      );
+    if (kind === 'budget')
+      throw this.budget.refusal(budget[refused - (windows.length - budget.length)]!, retryAfter);
+    throw tooManyRequests('too many codes were requested for this identifier', retryAfter);
   }
 
   /**
@@ -396,6 +409,18 @@ export class OtpService {
     await this.limiter.refund(GUESS_DAY, subject);
     await this.limiter.refund(GUESS_ALL, everywhere);
   }
+}
+
+/**
+ * Which windows a refused start gives back, `refused` being the index of the first window over
+ * its limit: the windows after it were never reached; a refusal by the identifier-wide ceiling
+ * also gives back the per-network start count; a refusal by a sending budget gives back every
+ * count, its own too (nothing was sent).
+ */
+function giveBack(refusedKind: string, kind: string, index: number, refused: number): boolean {
+  if (refusedKind === 'budget') return true;
+  if (index > refused) return true;
+  return refusedKind === 'ceiling' && kind === 'start';
 }
 
 /**

@@ -39,7 +39,7 @@ export class SendRefused extends TesseraError {
 const HOUR = 3600;
 const DAY = 86_400;
 
-interface Counter {
+export interface Counter {
   scope: string;
   subject: string;
   limit: number;
@@ -75,21 +75,17 @@ export class SendBudget {
   }
 
   /**
-   * Spends one message of every budget the send falls under. When one is spent out, the units just
-   * taken are given back (nothing is sent) and a 429 says when to try again.
+   * The windows a send counts against: every budget the send falls under. They are counted with
+   * the caller's own limits (`RateLimiter.hitAll`); when one is spent out, every unit taken is given
+   * back (nothing is sent) and `refusal` says when to try again.
    */
-  async spend(project: Project, identifier: Identifier): Promise<void> {
-    const taken: Counter[] = [];
-    for (const counter of this.#counters(project, identifier)) {
-      const hit = await this.limiter.hit(counter.scope, counter.subject, counter);
-      taken.push(counter);
-      if (!hit.allowed) {
-        for (const t of taken) await this.limiter.refund(t.scope, t.subject);
-        throw new SendRefused(counter.outcome, 429, ErrorCodes.rateLimited, counter.detail, {
-          retryAfter: hit.retryAfter,
-        });
-      }
-    }
+  counters(project: Project, identifier: Identifier): Counter[] {
+    return this.#counters(project, identifier);
+  }
+
+  /** The 429 for a spent-out budget. */
+  refusal(counter: Counter, retryAfter: number): SendRefused {
+    return new SendRefused(counter.outcome, 429, ErrorCodes.rateLimited, counter.detail, { retryAfter });
   }
 
   #counters(project: Project, identifier: Identifier): Counter[] {

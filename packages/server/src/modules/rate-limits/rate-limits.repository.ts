@@ -103,6 +103,60 @@ export async function addHits(
   return { count: Number(row.count), resetAt: Number(row.reset_at) };
 }
 
+/**
+ * One hit on each of several windows (distinct keys), in one statement: the same atomic upsert as
+ * `addHits`, each window with its own end. Compiled once per number of windows.
+ */
+const upsertOneEach = new Map<number, ReturnType<typeof upsertOneEachOf>>();
+
+function upsertOneEachOf(count: number) {
+  // Per window its key and its end: `key0, end0, key1, end1, …`.
+  return prepared((db, now: number, ...windows: Array<string | number>) =>
+    db
+      .insertInto('rate_limits')
+      .values(
+        Array.from({ length: count }, (_, i) => ({
+          key: windows[2 * i] as string,
+          count: 1,
+          reset_at: windows[2 * i + 1] as number,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({
+          count: sql<number>`case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end`,
+          reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end`,
+        }),
+      )
+      .returning(['key', 'count', 'reset_at']),
+  );
+}
+
+/**
+ * Adds one hit to each window (`key`, ending at `resetAt` if it starts now) in one round trip and
+ * returns the windows in the order given. The keys must differ.
+ */
+export async function addOneEach(
+  db: Kysely<Database>,
+  windows: ReadonlyArray<{ key: string; resetAt: number }>,
+  now: number,
+): Promise<RateWindow[]> {
+  if (new Set(windows.map((w) => w.key)).size !== windows.length)
+    throw new Error('addOneEach: the same window twice');
+  let upsert = upsertOneEach.get(windows.length);
+  if (!upsert) {
+    upsert = upsertOneEachOf(windows.length);
+    upsertOneEach.set(windows.length, upsert);
+  }
+  const args = windows.flatMap((w) => [w.key, w.resetAt]);
+  const { rows } = await upsert(db, now, ...args);
+  const byKey = new Map(rows.map((r) => [r.key, r]));
+  return windows.map((w) => {
+    const row = byKey.get(w.key);
+    if (!row) throw new Error('rate limit upsert returned no row');
+    return { count: Number(row.count), resetAt: Number(row.reset_at) };
+  });
+}
+
 /** Gives back one unit of a window (never below zero). */
 export async function refund(db: Kysely<Database>, key: string): Promise<void> {
   await refundHit(db, key);
