@@ -64,4 +64,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TESSERA_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1's only child concern: it handles SIGTERM itself (drain, then exit); use
 # `docker run --init` or compose's `init: true` so zombie processes are reaped.
-CMD ["node", "packages/server/bin/tessera.js", "serve"]
+# The V8 flags are packages/server/src/node-flags.ts's SERVE_NODE_FLAGS (a test keeps them equal).
+CMD ["node", "--max-semi-space-size=4", "packages/server/bin/tessera.js", "serve"]

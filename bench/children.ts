@@ -1,4 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import type { Memory } from './proc.js';
 import { type CpuQuery, isCpuMessage, isReadyMessage, type ReadyMessage } from './protocol.js';
 
@@ -30,25 +33,43 @@ export function killAllChildren(): void {
 }
 
 /**
- * Starts `entry` (a TypeScript file) in its own Node process, loaded the way `npm run bench` loads
- * itself, and waits for its ready message. Extra Node flags (e.g. `--cpu-prof`) come from `nodeArgs`.
+ * The entry compiled to JavaScript beside it (`bench/.<name>.mjs`, its relative imports bundled,
+ * packages left to Node), so that the child runs on plain Node as production does: a child
+ * started with `--import tsx` carries tsx's module-loader thread, a second V8 heap of 20–30 MB
+ * resident that no `tessera serve` has.
  */
-export function startChild(
+async function compiled(entry: URL): Promise<URL> {
+  const source = fileURLToPath(entry);
+  const outfile = join(dirname(source), `.${basename(source).replace(/\.ts$/, '')}.mjs`);
+  await build({
+    entryPoints: [source],
+    outfile,
+    bundle: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+  return pathToFileURL(outfile);
+}
+
+/**
+ * Starts `entry` (a TypeScript file) in its own Node process and waits for its ready message.
+ * The entry runs compiled (see `compiled`), and the workspace packages load from their dist; with
+ * BENCH_SERVER_FROM=src it runs through tsx with the packages from source instead. Extra Node
+ * flags (e.g. `--cpu-prof`) come from `nodeArgs`.
+ */
+export async function startChild(
   name: string,
   entry: URL,
   env: Record<string, string>,
   nodeArgs: string[] = [],
   timeoutMs = 30_000,
 ): Promise<Child> {
-  const child = fork(entry, [], {
-    // The TypeScript entry needs tsx; the workspace packages load from source only when the
-    // child runs the server from source (BENCH_SERVER_FROM=src), else from their dist.
-    execArgv: [
-      ...(process.env.BENCH_SERVER_FROM === 'src' ? ['--conditions=tessera-source'] : []),
-      '--import',
-      'tsx',
-      ...nodeArgs,
-    ],
+  const fromSource = process.env.BENCH_SERVER_FROM === 'src';
+  const child = fork(fromSource ? entry : await compiled(entry), [], {
+    execArgv: [...(fromSource ? ['--conditions=tessera-source', '--import', 'tsx'] : []), ...nodeArgs],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

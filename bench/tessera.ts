@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
+import { SERVE_NODE_FLAGS } from '../packages/server/src/node-flags.js';
 import { type Child, startChild } from './children.js';
 import { type LoadResult, type LoadSettings, type Workload, warmUp, window } from './load.js';
 import { processCpuMicros } from './proc.js';
@@ -141,7 +142,8 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
         BENCH_WORKERS: String(workers),
         BENCH_COUNT_STATEMENTS: options.countStatements && dialect === 'postgres' ? '1' : '0',
       },
-      options.nodeArgs ?? [],
+      // The flags every `tessera serve` runs with, then any BENCH_SERVER_NODE_ARGS (which win).
+      [...SERVE_NODE_FLAGS, ...(options.nodeArgs ?? [])],
       // Loading the server from TypeScript source takes seconds, much longer on a busy machine.
       120_000,
     );

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { withServeFlags } from './node-flags.js';
 
 /** A worker that dies is replaced after this, doubled for each death in the window, at most MAX. */
 export const RESTART_DELAY_MS = 500;
@@ -99,6 +100,8 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
     process.on('SIGTERM', onSigterm);
     process.on('SIGINT', onSigint);
     cluster.on('exit', onExit);
+    // Workers run with the serving flags even when this primary was started without them.
+    cluster.setupPrimary({ execArgv: withServeFlags(process.execArgv) });
     logger.info({ workers: options.workers }, 'starting workers');
     for (let i = 0; i < options.workers; i++) fork();
   });

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 
 /** The worker's code (CommonJS, run with `eval`): a second connection that checkpoints the WAL. */
 const WORKER = `
@@ -23,6 +23,18 @@ parentPort.on('message', () => {
 `;
 
 /**
+ * The thread's V8 heap limits. It runs one pragma every 200 ms and allocates next to nothing, but
+ * a worker otherwise gets the defaults of a whole process: 16 MB of young generation (two 8 MB
+ * semi-spaces) and an old generation that grew to 11 MB, some 20–25 MB of resident memory per
+ * process (docs/OPERATIONS.md, "Memory"). Past these limits the thread stops with an out-of-memory
+ * error, which costs only speed (the main connection's backstop checkpoints).
+ */
+export const CHECKPOINTER_RESOURCE_LIMITS = {
+  maxYoungGenerationSizeMb: 1,
+  maxOldGenerationSizeMb: 16,
+} as const;
+
+/**
  * Copies the write-ahead log back into the database file on another thread. SQLite does this in
  * the commit that crosses `wal_autocheckpoint` pages, with an fsync of both files: under load that
  * stalled the event loop for milliseconds every few commits (docs/BENCHMARKS.md, "Design
@@ -40,6 +52,7 @@ export class Checkpointer {
       eval: true,
       // Not the parent's flags: the TypeScript loader is not needed to run plain CommonJS.
       execArgv: [],
+      resourceLimits: { ...CHECKPOINTER_RESOURCE_LIMITS },
       workerData: { path, intervalMs, module: createRequire(import.meta.url).resolve('better-sqlite3') },
     });
     this.#worker.unref();
@@ -53,6 +66,11 @@ export class Checkpointer {
     this.#worker.once('exit', () => {
       this.#exited = true;
     });
+  }
+
+  /** The thread's V8 heap limits as Node applied them (for tests). */
+  get resourceLimits(): Readonly<ResourceLimits> {
+    return this.#worker.resourceLimits ?? {};
   }
 
   /** Stops the thread and closes its connection (before the main connection closes). */

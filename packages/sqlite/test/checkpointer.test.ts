@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
-import { Checkpointer } from '../src/checkpointer.js';
+import { CHECKPOINTER_RESOURCE_LIMITS, Checkpointer } from '../src/checkpointer.js';
 import { openSqlite } from '../src/index.js';
 
 function tempFile(): { file: string; cleanup(): void } {
@@ -55,6 +55,44 @@ test('a SQLite database closes its checkpointer first: the last connection remov
     await db.destroy();
     assert.equal(existsSync(`${file}-wal`), false);
   } finally {
+    cleanup();
+  }
+});
+
+test('the checkpointer thread runs with a small V8 heap, not the defaults of a whole process', async () => {
+  const { file, cleanup } = tempFile();
+  const db = new SQLite(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0'); // only the thread checkpoints
+    const checkpointer = new Checkpointer(file, 20);
+    try {
+      assert.deepEqual(
+        {
+          young: checkpointer.resourceLimits.maxYoungGenerationSizeMb,
+          old: checkpointer.resourceLimits.maxOldGenerationSizeMb,
+        },
+        {
+          young: CHECKPOINTER_RESOURCE_LIMITS.maxYoungGenerationSizeMb,
+          old: CHECKPOINTER_RESOURCE_LIMITS.maxOldGenerationSizeMb,
+        },
+      );
+      assert.ok(CHECKPOINTER_RESOURCE_LIMITS.maxYoungGenerationSizeMb <= 2);
+      // Within those limits it still checkpoints: the WAL is emptied into the file.
+      db.exec('create table t (body text)');
+      const insert = db.prepare('insert into t values (?)');
+      for (let i = 0; i < 1000; i++) insert.run('x'.repeat(3000));
+      let size = statSync(file).size;
+      for (let waited = 0; waited < 5000 && size < 2 * 1024 * 1024; waited += 20) {
+        await sleep(20);
+        size = statSync(file).size;
+      }
+      assert.ok(size >= 2 * 1024 * 1024, `the database file stayed at ${size} bytes`);
+    } finally {
+      await checkpointer.close();
+    }
+  } finally {
+    db.close();
     cleanup();
   }
 });

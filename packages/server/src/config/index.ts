@@ -579,7 +579,7 @@ function parseConfig(env: Env): Readonly<Config> {
     readyzDelivery: bool(env, 'TESSERA_READYZ_DELIVERY', false),
     trustProxy: trustProxy(env, 'TESSERA_TRUST_PROXY'),
     securityNotices: bool(env, 'TESSERA_SECURITY_NOTICES', true),
-    verifyCacheBytes: int(env, 'TESSERA_VERIFY_CACHE_MB', 32, 1, 1024) * 1024 * 1024,
+    verifyCacheBytes: int(env, 'TESSERA_VERIFY_CACHE_MB', 16, 1, 1024) * 1024 * 1024,
     bodyLimit: int(env, 'TESSERA_BODY_LIMIT', 16 * 1024, 1024, 1024 * 1024),
     accessTokenTtl,
     idTokenTtl: int(env, 'TESSERA_ID_TOKEN_TTL', 3600, 30, 86400),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cachedTokenBytes } from '../../src/modules/verify/verify.service.js';
+import { VerifyReasons } from '@tessera/core';
+import { cachedTokenBytes, VerifyService } from '../../src/modules/verify/verify.service.js';
 import { startServer } from '../helpers/harness.js';
 
 test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting the oldest tokens', async () => {
@@ -44,6 +45,64 @@ test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting th
     // Evicted tokens still verify (by signature again); the cache keeps its bound.
     assert.equal(typeof (await server.ctx.verify.authentic(tokens[0]!)), 'object');
     assert.ok(server.ctx.verify.cacheSize.bytes <= 1024 * 1024);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an expired token leaves the cache with its bytes: expired tokens presented again do not shrink it', async () => {
+  const server = await startServer('sqlite');
+  try {
+    const project = (await server.ctx.projects.list())[0]!;
+    const now = Date.now();
+    const user = {
+      id: 'u1',
+      project_id: project.id,
+      identifier: 'expired@example.com',
+      identifier_type: 'email' as const,
+      client_user_id: null,
+      created_at: now,
+      last_sign_in_at: now,
+    };
+    const session = {
+      id: 's1',
+      project_id: project.id,
+      user_id: user.id,
+      auth_method: 'OTP',
+      auth_time: now,
+      device_id: null,
+      passkey_id: null,
+      created_at: now,
+      expires_at: now + 3_600_000,
+      last_refreshed_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    };
+    const { access_token: token } = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
+    let clock = now;
+    // The server's own collaborators, with a clock this test moves; a 4 KB budget (two tokens).
+    const verify = new VerifyService(
+      server.ctx.config.issuer,
+      0,
+      server.ctx.keys,
+      server.ctx.projects,
+      server.ctx.revocations,
+      () => clock,
+      4096,
+    );
+    assert.deepEqual(await verify.verify(token, project.api_key_id), {
+      success: true,
+      claims: await server.ctx.verify.authentic(token),
+    });
+    assert.deepEqual(verify.cacheSize, { entries: 1, bytes: cachedTokenBytes(token) });
+    clock = now + 2 * 3_600_000; // past its expiry
+    for (let i = 0; i < 10; i++) {
+      assert.deepEqual(await verify.verify(token, project.api_key_id), {
+        success: false,
+        reason: VerifyReasons.expired,
+      });
+      assert.deepEqual(verify.cacheSize, { entries: 0, bytes: 0 });
+    }
   } finally {
     await server.close();
   }

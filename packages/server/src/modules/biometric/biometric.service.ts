@@ -1,10 +1,8 @@
 import { createHmac } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
@@ -13,6 +11,7 @@ import { type ErrorCode, ErrorCodes, type SignInResult } from '@tessera/core';
 import type { RateLimit } from '../../config/index.js';
 import type { Challenge, Passkey } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
+import { lazyImport } from '../../lazy.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
@@ -25,6 +24,12 @@ import type { SignInService } from '../sign-in/sign-in.service.js';
 import type { StepUp } from '../sign-in/step-up.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeyRepository } from './passkey.repository.js';
+
+/**
+ * SimpleWebAuthn and the ASN.1/X.509 libraries under it (about 1 MB of source) are loaded on the
+ * first passkey request: most processes never serve one.
+ */
+const webauthn = lazyImport(() => import('@simplewebauthn/server'));
 
 /** Platform authenticators' credential ids are commonly 16 bytes (Android, Windows Hello for some keys). */
 const DECOY_ID_BYTES = 16;
@@ -93,7 +98,7 @@ export class BiometricService {
     await this.stepUp.requireRecentStrongSignIn(auth, 'add a passkey');
     const { rpID } = relyingParty(auth.project);
     const existing = await this.passkeys.listByUser(auth.user.id);
-    const options = await generateRegistrationOptions({
+    const options = await (await webauthn()).generateRegistrationOptions({
       rpName: auth.project.name,
       rpID,
       userName: auth.user.identifier,
@@ -123,13 +128,15 @@ export class BiometricService {
     input: { challenge_id: string; credential: unknown; name?: string },
   ): Promise<PasskeyView> {
     await this.stepUp.requireRecentStrongSignIn(auth, 'add a passkey');
+    // Loaded before the challenge is spent, and outside the try below: a failed import is ours.
+    const lib = await webauthn();
     const challenge = await this.challenges.consume(auth.project.id, input.challenge_id, 'passkey-register');
     if (challenge.user_id !== auth.user.id)
       throw badRequest('no such challenge for this user', ErrorCodes.challengeNotFound);
     const { rpID, origins } = relyingParty(auth.project);
     let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
     try {
-      verification = await verifyRegistrationResponse({
+      verification = await lib.verifyRegistrationResponse({
         response: input.credential as RegistrationResponseJSON,
         expectedChallenge: challenge.challenge,
         expectedOrigin: origins,
@@ -218,7 +225,7 @@ export class BiometricService {
       }
       if (allowCredentials.length === 0) allowCredentials = [this.#decoy(project, normalised)];
     }
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID,
       allowCredentials,
       userVerification: 'required',
@@ -250,6 +257,8 @@ export class BiometricService {
     project: Project,
     input: { challenge_id: string; credential: unknown; getOAuthToken?: boolean },
   ): Promise<SignInResult> {
+    // Loaded before the challenge is spent, and outside the try below: a failed import is ours.
+    const lib = await webauthn();
     const credential = input.credential as AuthenticationResponseJSON;
     const credentialId = typeof credential?.id === 'string' ? credential.id : '';
     let challenge: Challenge;
@@ -288,7 +297,7 @@ export class BiometricService {
     const { rpID, origins } = relyingParty(project);
     let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
-      verification = await verifyAuthenticationResponse({
+      verification = await lib.verifyAuthenticationResponse({
         response: credential,
         expectedChallenge: challenge.challenge,
         expectedOrigin: origins,

@@ -1,6 +1,7 @@
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Logger } from 'pino';
+import { lazyImport } from '../../../lazy.js';
 import {
   type Delivery,
   DeliveryError,
@@ -24,17 +25,21 @@ export interface SmtpDeliveryOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** nodemailer (about 450 KB of source) is loaded for the first message, and only with SMTP. */
+const loadNodemailer = lazyImport(async () => (await import('nodemailer')).default);
+
 /** Sends OTP e-mails through one SMTP server over a small pool of kept-open connections. */
 export class SmtpDelivery implements Delivery {
-  readonly #transport: nodemailer.Transporter<SMTPPool.SentMessageInfo>;
+  /** Created with the first message (nodemailer is loaded then). */
+  #transport: nodemailer.Transporter<SMTPPool.SentMessageInfo> | undefined;
+  readonly #pool: SMTPPool.Options;
   readonly #from: string;
   readonly #logger: Logger;
   #closed = false;
 
   constructor(options: SmtpDeliveryOptions, logger: Logger) {
-    this.#transport = nodemailer.createTransport(
-      poolOptions(options.url, options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-    );
+    // The URL is checked here, at start-up, even though the transport waits for the first message.
+    this.#pool = poolOptions(options.url, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#from = options.from;
     this.#logger = logger;
   }
@@ -59,8 +64,9 @@ export class SmtpDelivery implements Delivery {
     if (!/^[^\s,;<>"]+@[^\s,;<>"]+$/.test(message.to)) {
       throw new DeliveryError('recipient is not a single e-mail address');
     }
+    const transport = await this.#transporter();
     try {
-      await this.#transport.sendMail({ from: this.#from, to: message.to, ...content });
+      await transport.sendMail({ from: this.#from, to: message.to, ...content });
     } catch (err) {
       const failure = smtpFailure(err);
       // Only the classified fields: nodemailer's messages may quote server replies and recipients.
@@ -70,10 +76,18 @@ export class SmtpDelivery implements Delivery {
     this.#logger.debug({ channel: 'email' }, `${what} accepted by the SMTP server`);
   }
 
+  async #transporter(): Promise<nodemailer.Transporter<SMTPPool.SentMessageInfo>> {
+    if (this.#transport) return this.#transport;
+    const nodemailer = await loadNodemailer();
+    if (this.#closed) throw new DeliveryError('SMTP delivery is closed');
+    this.#transport ??= nodemailer.createTransport(this.#pool);
+    return this.#transport;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#transport.close();
+    this.#transport?.close();
   }
 }
 

@@ -1,0 +1,23 @@
+/**
+ * A module loaded on first use instead of at start-up: `lazyImport(() => import('x'))` returns a
+ * function that imports it once and hands every caller the same module. Callers that come while
+ * the import is under way share it; an import that fails is forgotten, so the next call tries
+ * again (the caller's request fails as any unexpected error does: a 500 with no details).
+ *
+ * For dependencies that only some requests or configurations need (passkeys, SMTP): every module
+ * loaded keeps its source and compiled code in the heap of every serving process
+ * (docs/OPERATIONS.md, "Sizing").
+ */
+export function lazyImport<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    if (!loading) {
+      const attempt = load();
+      loading = attempt;
+      attempt.catch(() => {
+        if (loading === attempt) loading = undefined;
+      });
+    }
+    return loading;
+  };
+}
