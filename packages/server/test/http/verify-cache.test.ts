@@ -4,34 +4,40 @@ import { VerifyReasons } from '@tessera/core';
 import { cachedTokenBytes, VerifyService } from '../../src/modules/verify/verify.service.js';
 import { startServer } from '../helpers/harness.js';
 
+/** A user and a live session of theirs, as `TokenService.bundle` takes them. */
+function fixtures(projectId: string, identifier: string, now: number) {
+  const user = {
+    id: 'u1',
+    project_id: projectId,
+    identifier,
+    identifier_type: 'email' as const,
+    client_user_id: null,
+    created_at: now,
+    last_sign_in_at: now,
+  };
+  const session = {
+    id: 's1',
+    project_id: projectId,
+    user_id: user.id,
+    auth_method: 'OTP',
+    auth_time: now,
+    device_id: null,
+    passkey_id: null,
+    created_at: now,
+    expires_at: now + 3_600_000,
+    last_refreshed_at: null,
+    revoked_at: null,
+    revoked_reason: null,
+  };
+  return { user, session };
+}
+
 test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting the oldest tokens', async () => {
   const server = await startServer('sqlite', { env: { TESSERA_VERIFY_CACHE_MB: '1' } });
   try {
     const project = (await server.ctx.projects.list())[0]!;
     const now = Date.now();
-    const user = {
-      id: 'u1',
-      project_id: project.id,
-      identifier: 'cache@example.com',
-      identifier_type: 'email' as const,
-      client_user_id: null,
-      created_at: now,
-      last_sign_in_at: now,
-    };
-    const session = {
-      id: 's1',
-      project_id: project.id,
-      user_id: user.id,
-      auth_method: 'OTP',
-      auth_time: now,
-      device_id: null,
-      passkey_id: null,
-      created_at: now,
-      expires_at: now + 3_600_000,
-      last_refreshed_at: null,
-      revoked_at: null,
-      revoked_reason: null,
-    };
+    const { user, session } = fixtures(project.id, 'cache@example.com', now);
     const tokens: string[] = [];
     for (let i = 0; i < 1000; i++) {
       const bundle = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
@@ -55,29 +61,7 @@ test('an expired token leaves the cache with its bytes: expired tokens presented
   try {
     const project = (await server.ctx.projects.list())[0]!;
     const now = Date.now();
-    const user = {
-      id: 'u1',
-      project_id: project.id,
-      identifier: 'expired@example.com',
-      identifier_type: 'email' as const,
-      client_user_id: null,
-      created_at: now,
-      last_sign_in_at: now,
-    };
-    const session = {
-      id: 's1',
-      project_id: project.id,
-      user_id: user.id,
-      auth_method: 'OTP',
-      auth_time: now,
-      device_id: null,
-      passkey_id: null,
-      created_at: now,
-      expires_at: now + 3_600_000,
-      last_refreshed_at: null,
-      revoked_at: null,
-      revoked_reason: null,
-    };
+    const { user, session } = fixtures(project.id, 'expired@example.com', now);
     const { access_token: token } = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
     let clock = now;
     // The server's own collaborators, with a clock this test moves; a 4 KB budget (two tokens).
