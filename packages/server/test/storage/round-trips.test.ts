@@ -72,12 +72,12 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     return server.ctx.otp.complete(project, id, code, getOAuthToken, network);
   }
 
-  test('an OTP start: three (every limit and budget at once, the challenge, the event)', async () => {
+  test('an OTP start: five (its own windows, the ceiling, the budgets, the challenge, the event)', async () => {
     const { result, sent } = await statementsOf(() =>
       server.ctx.otp.start(project, 'start@example.com', network),
     );
     assert.ok(result.challenge_id);
-    assert.equal(sent.length, 3, `${sent.length} round trips:\n${describeIt(sent)}`);
+    assert.equal(sent.length, 5, `${sent.length} round trips:\n${describeIt(sent)}`);
     assert.ok(
       sent.every((s) => s.named),
       `named prepared statements:\n${describeIt(sent)}`,

@@ -4,7 +4,7 @@ import { hmac, safeEqual } from '../../crypto/hash.js';
 import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
-import type { Hit, RateLimiter } from '../../plugins/rate-limiter.js';
+import type { Hit, RateLimiter, RateLimitResult } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
 import { webOtpDomain } from '../projects/project-settings.js';
@@ -163,9 +163,13 @@ export class OtpService {
     this.budget.checkDestination(project, identifier);
     await this.verifier?.verify(project.id, identifier.channel, evidence);
     const { resendInterval } = this.config.otp;
-    // Every window a start counts against, in the order they are judged: all counted in one
-    // statement. The first one over its limit refuses the start; which counts are then given back
-    // is as if they had been counted one by one up to it (`giveBack`).
+    // Every window a start counts against, in the order they are judged, in three steps of one
+    // statement each: the caller's own windows (this identifier from this network), then the
+    // identifier-wide ceiling, then the project's sending budgets. A step runs only when the ones
+    // before it allowed, so a refused stranger never touches a window shared with others, not even
+    // for a moment (the per-network design: a stranger cannot spend the real user's ceiling or the
+    // project's budgets). The first window over its limit refuses the start; which counts are then
+    // given back is as if they had been counted one by one up to it (`giveBack`).
     const budget = this.budget.counters(project, identifier);
     const windows: Array<Hit & { kind: 'resend' | 'start' | 'ceiling' | 'budget' }> = [
       ...(resendInterval > 0
@@ -197,12 +201,23 @@ export class OtpService {
         rule: counter,
       })),
     ];
-    const results = await this.limiter.hitAll(windows);
+    const steps = [
+      windows.filter((w) => w.kind === 'resend' || w.kind === 'start'),
+      windows.filter((w) => w.kind === 'ceiling'),
+      windows.filter((w) => w.kind === 'budget'),
+    ];
+    const results: RateLimitResult[] = [];
+    for (const step of steps) {
+      if (step.length === 0) continue;
+      results.push(...(await this.limiter.hitAll(step)));
+      if (results.some((r) => !r.allowed)) break;
+    }
     const refused = results.findIndex((r) => !r.allowed);
     if (refused < 0) return;
     const { kind } = windows[refused]!;
     const { retryAfter } = results[refused]!;
-    await this.limiter.refundAll(windows.filter((_, i) => giveBack(kind, windows[i]!.kind, i, refused)));
+    const counted = windows.slice(0, results.length);
+    await this.limiter.refundAll(counted.filter((w, i) => giveBack(kind, w.kind, i, refused)));
     if (kind === 'resend')
       throw tooManyRequests(
         'a code was sent moments ago; wait before asking again',
@@ -412,8 +427,9 @@ export class OtpService {
 }
 
 /**
- * Which windows a refused start gives back, `refused` being the index of the first window over
- * its limit: the windows after it were never reached; a refusal by the identifier-wide ceiling
+ * Which of the windows counted a refused start gives back, `refused` being the index of the first
+ * window over its limit: those after it in its step would not have been reached one by one; a
+ * refusal by the identifier-wide ceiling
  * also gives back the per-network start count; a refusal by a sending budget gives back every
  * count, its own too (nothing was sent).
  */
