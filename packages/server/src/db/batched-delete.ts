@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 export interface BatchOptions {
@@ -13,6 +13,11 @@ export interface BatchOptions {
  * chosen through an index on `column`, yielding to the event loop between statements: a large
  * backlog never holds SQLite's thread, or a PostgreSQL lock, for long. At most
  * `batchSize × maxBatches` rows go per call (100,000 by default). Returns how many went.
+ *
+ * PostgreSQL: the batch's rows are chosen `for update skip locked`, so the delete never waits for
+ * a row another statement holds (it is taken by a later run). Waiting could deadlock with a
+ * statement that locks several of the same rows in another order, e.g. the rate limiter's
+ * multi-row upsert (`addOneEach`) against ended windows it is restarting.
  */
 export async function deleteInBatches<T extends keyof Database & string>(
   db: Kysely<Database>,
@@ -22,11 +27,13 @@ export async function deleteInBatches<T extends keyof Database & string>(
   before: number,
   { batchSize = 1000, maxBatches = 100 }: BatchOptions = {},
 ): Promise<number> {
+  const skipLocked =
+    db.getExecutor().adapter instanceof PostgresAdapter ? sql` for update skip locked` : sql``;
   let deleted = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     if (batch > 0) await new Promise((resolve) => setImmediate(resolve));
     const result =
-      await sql`delete from ${sql.table(table)} where ${sql.ref(key)} in (select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(column)} < ${before} limit ${batchSize})`.execute(
+      await sql`delete from ${sql.table(table)} where ${sql.ref(key)} in (select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(column)} < ${before} limit ${batchSize}${skipLocked})`.execute(
         db,
       );
     const count = Number(result.numAffectedRows ?? 0n);

@@ -9,6 +9,7 @@ import * as m007 from './2026-11-23-007-device-pin-policy.js';
 import * as m010 from './2026-11-23-010-unique-project-names.js';
 import * as m011 from './2026-11-23-011-sms-countries.js';
 import * as m012 from './2026-11-23-012-message-templates.js';
+import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-010-unique-project-names': m010,
   '2026-11-23-011-sms-countries': m011,
   '2026-11-23-012-message-templates': m012,
+  '2026-11-23-013-rate-limits-reset-at': m013,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,6 +5,7 @@ import { deleteInBatches } from '../../src/db/batched-delete.js';
 import { AuditLog } from '../../src/modules/audit/audit.service.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import { deleteEnded } from '../../src/modules/rate-limits/rate-limits.repository.js';
 import { SessionRepository } from '../../src/modules/session/session.repository.js';
 import { createStorage, eachDialect, type TestStorage } from '../helpers/harness.js';
 
@@ -156,4 +157,83 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
       ['rt-alive'],
     );
   });
+});
+
+eachDialect('housekeeping of rate-limit windows', (dialect) => {
+  let storage: TestStorage;
+
+  before(async () => {
+    storage = await createStorage(dialect);
+  });
+  after(() => storage.cleanup());
+
+  const keys = async () =>
+    (await storage.db.kysely.selectFrom('rate_limits').select('key').orderBy('key').execute()).map(
+      (r) => r.key,
+    );
+
+  test('ended windows go through rate_limits_reset_at in batches; live ones stay', async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => ({
+      key: `k${String(i).padStart(2, '0')}`,
+      count: 1,
+      reset_at: i < 20 ? OLD + i : RECENT,
+    }));
+    await storage.db.kysely.insertInto('rate_limits').values(rows).execute();
+    if (dialect === 'sqlite') {
+      const plan = await sql<{
+        detail: string;
+      }>`explain query plan delete from rate_limits where key in (select key from rate_limits where reset_at < ${1} limit 1000)`.execute(
+        storage.db.kysely,
+      );
+      assert.match(plan.rows.map((r) => r.detail).join('\n'), /INDEX rate_limits_reset_at/);
+    } else {
+      const indexes = await sql<{
+        name: string;
+      }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'rate_limits'`.execute(
+        storage.db.kysely,
+      );
+      assert.ok(indexes.rows.some((r) => r.name === 'rate_limits_reset_at'));
+    }
+    // A window ending exactly now has ended.
+    assert.equal(await deleteEnded(storage.db.kysely, OLD + 19), 20);
+    assert.equal((await keys()).length, 10);
+    await storage.db.kysely.deleteFrom('rate_limits').execute();
+  });
+
+  if (dialect === 'postgres') {
+    test('a window another statement holds is skipped, not waited for, and goes on a later run', async () => {
+      await storage.db.kysely
+        .insertInto('rate_limits')
+        .values([
+          { key: 'held', count: 1, reset_at: OLD },
+          { key: 'free', count: 1, reset_at: OLD },
+        ])
+        .execute();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = storage.db.kysely.transaction().execute(async (trx) => {
+        await sql`select key from rate_limits where key = 'held' for update`.execute(trx);
+        locked();
+        await held;
+      });
+      await isLocked;
+      try {
+        // Without `skip locked` this waits for the holder (and, against a statement locking the
+        // same rows in another order, deadlocks).
+        assert.equal(await deleteEnded(storage.db.kysely, CUTOFF), 1);
+        assert.deepEqual(await keys(), ['held']);
+      } finally {
+        release();
+        await holder;
+      }
+      assert.equal(await deleteEnded(storage.db.kysely, CUTOFF), 1);
+      assert.deepEqual(await keys(), []);
+    });
+  }
 });

@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { sha256 } from '../../crypto/hash.js';
+import { deleteInBatches } from '../../db/batched-delete.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 
@@ -167,8 +168,10 @@ export function refundWrite(key: string): Write {
   return refundHit.write(key);
 }
 
-/** Deletes windows that have ended by `now`; returns how many. */
-export async function deleteEnded(db: Kysely<Database>, now: number): Promise<number> {
-  const result = await db.deleteFrom('rate_limits').where('reset_at', '<=', now).executeTakeFirst();
-  return Number(result.numDeletedRows);
+/**
+ * Deletes windows that have ended by `now`, in bounded batches through `rate_limits_reset_at`;
+ * returns how many.
+ */
+export function deleteEnded(db: Kysely<Database>, now: number): Promise<number> {
+  return deleteInBatches(db, 'rate_limits', 'key', 'reset_at', now + 1);
 }
