@@ -246,6 +246,23 @@ describe('Vonage', () => {
       await server.close();
     }
   });
+
+  it('a long text sent in part (some parts 0, one throttled) is not sent again: unknown whether sent', async () => {
+    const server = await fake(() => ({
+      status: 200,
+      body: '{"message-count":"2","messages":[{"status":"0"},{"status":"1","error-text":"Throttled"}]}',
+    }));
+    try {
+      const vonage = new VonageSmsDelivery(
+        { apiKey: 'abc123', apiSecret: VONAGE_SECRET, from: 'Acme', baseUrl: server.url, retryDelayMs: 0 },
+        logger,
+      );
+      await unknownWhetherSent(vonage.send(otp()), 'Vonage');
+      assert.equal(server.seen.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 /** Checks an AWS Signature Version 4 the way AWS does, independently of the signer used. */

@@ -88,6 +88,17 @@ export class VonageSmsDelivery extends SmsHttpProvider {
       };
     const refused = statuses.find((s) => s !== '0');
     if (refused === undefined) return { ok: true };
+    // A long text goes in parts, each with its own status: when some went out and others were
+    // refused, the user has part of the message and we pay for it. Sending it again would send
+    // (and bill) those parts twice: not retried, and reported as unknown, not as refused.
+    if (statuses.some((s) => s === '0'))
+      return {
+        ok: false,
+        retry: false,
+        unknown: true,
+        message: `Vonage sent part of the message and refused the rest (status ${refused})`,
+        status: 200,
+      };
     return {
       ok: false,
       retry: refused === THROTTLED,
