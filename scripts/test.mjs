@@ -35,9 +35,21 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// A test that hangs fails after 10 minutes, naming itself, instead of stalling the whole run (the
+// longest tests take a few minutes on a busy 2-core machine). `--test-timeout=…` overrides it.
+const timeout = flags.some((f) => f.startsWith('--test-timeout')) ? [] : ['--test-timeout=600000'];
 const result = spawnSync(
   process.execPath,
-  ['--conditions=tessera-source', '--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
+  [
+    '--conditions=tessera-source',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    ...timeout,
+    ...flags,
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 // Node's summary counts skipped tests; say outright that a whole dialect was left out.
