@@ -116,12 +116,12 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     const first = await signIn('refresh@example.com', true);
     assert.ok('oauth_token' in first);
     const warm = await server.ctx.session.refresh(
-      project.api_key_id,
+      project,
       first.oauth_token.refresh_token,
       fingerprint,
     );
     const { result, sent } = await statementsOf(() =>
-      server.ctx.session.refresh(project.api_key_id, warm.refresh_token, fingerprint),
+      server.ctx.session.refresh(project, warm.refresh_token, fingerprint),
     );
     assert.ok(result.access_token);
     assert.equal(sent.length, 1, `${sent.length} round trips:\n${describeIt(sent)}`);
@@ -148,7 +148,7 @@ describePostgres('round trips of the hot paths [postgres]', () => {
       assert.equal(event.project_id, project.id);
       assert.deepEqual(JSON.parse(event.data), { session_id: sid });
     }
-    const next = await server.ctx.session.refresh(project.api_key_id, result.refresh_token, fingerprint);
+    const next = await server.ctx.session.refresh(project, result.refresh_token, fingerprint);
     assert.ok(next.access_token);
   });
 
@@ -161,7 +161,7 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     }
     clock.t += 1500; // past the 1 s subscription cache, within the 5 s project cache
     const { result, sent } = await statementsOf(() =>
-      Promise.all(tokens.map((t) => server.ctx.session.refresh(project.api_key_id, t, fingerprint))),
+      Promise.all(tokens.map((t) => server.ctx.session.refresh(project, t, fingerprint))),
     );
     assert.equal(result.length, 20);
     const reads = sent.filter((s) => /from "webhook_endpoints"/.test(s.text)).length;

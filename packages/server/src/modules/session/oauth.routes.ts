@@ -69,7 +69,7 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
         if (!refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
         reply.header('cache-control', 'no-store');
         return session.refresh(
-          request.client.api_key_id,
+          request.client,
           refresh_token,
           clientFingerprint(request.ip, request.headers['user-agent']),
         );

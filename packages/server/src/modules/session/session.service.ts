@@ -45,10 +45,7 @@ export interface SessionDeps {
   config: Readonly<Config>;
   repository: SessionRepository;
   minter: TokenService;
-  projects: {
-    byId(id: string): Promise<Project | undefined>;
-    byApiKeyId(apiKeyId: string): Promise<Project | undefined>;
-  };
+  projects: { byId(id: string): Promise<Project | undefined> };
   /** Derives each successor's encryption key (grace-window answers). */
   successorKey: Buffer;
   audit: AuditLog;
@@ -136,8 +133,13 @@ export class SessionService {
    * grace window while the successor is still unused: then it gets that same successor (two tabs
    * refreshing at once, or a retry whose answer was lost to a slow database or a crashed instance).
    */
-  async refresh(clientId: string, presented: string, client: ClientFingerprint): Promise<OAuthTokenBundle> {
-    const current = await this.#refreshCurrent(clientId, presented, client);
+  async refresh(
+    clientProject: Project,
+    presented: string,
+    client: ClientFingerprint,
+  ): Promise<OAuthTokenBundle> {
+    const clientId = clientProject.api_key_id;
+    const current = await this.#refreshCurrent(clientProject, presented, client);
     if (current) return current;
     const found = await this.verifyRefreshToken(presented);
     if (!found) throw invalidGrant('refresh token is invalid');
@@ -193,7 +195,7 @@ export class SessionService {
    * reuse, expiry, another client, a revoked session or an invalid token) as on SQLite.
    */
   async #refreshCurrent(
-    clientId: string,
+    project: Project,
     presented: string,
     client: ClientFingerprint,
   ): Promise<OAuthTokenBundle | undefined> {
@@ -201,8 +203,6 @@ export class SessionService {
     if (!repository.rotatesInOneStatement) return undefined;
     const parsed = parseRefreshToken(presented);
     if (!parsed) return undefined;
-    const project = await this.deps.projects.byApiKeyId(clientId);
-    if (!project) return undefined;
     const stamp = await audit.inlineStamp(project.id, 'refresh');
     if (!stamp) return undefined;
     const next = newRefreshToken();
