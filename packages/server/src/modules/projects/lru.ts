@@ -24,6 +24,11 @@ export class Lru<K, V> {
     return value;
   }
 
+  /** The value of `key`, leaving the order as it is (no Map writes: for hot paths). */
+  peek(key: K): V | undefined {
+    return this.#entries.get(key);
+  }
+
   /** Stores `value` as the most recently used, evicting the least recently used when full. */
   set(key: K, value: V): void {
     this.#entries.delete(key);

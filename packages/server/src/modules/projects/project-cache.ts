@@ -52,7 +52,7 @@ export class ProjectCache {
    * requests keep working through a short outage.
    */
   async read(key: string, read: () => Promise<Project | undefined>): Promise<Project | undefined> {
-    const hit = this.#entry(key);
+    const hit = this.#entry(key, true);
     const now = this.#now();
     if (hit && hit.until > now) return hit.project;
     try {
@@ -101,10 +101,15 @@ export class ProjectCache {
     }
   }
 
-  #entry(key: string): CacheEntry | undefined {
-    const known = this.#known.get(key);
+  /**
+   * The cached answer for `key`; `use` marks a known project as just used (`read`). The /verify
+   * hot path (`peek`) leaves the order alone: moving a key costs two Map writes per request, and
+   * each project is stored again, so moved to the end, at least every CACHE_MS it is read.
+   */
+  #entry(key: string, use = false): CacheEntry | undefined {
+    const known = use ? this.#known.get(key) : this.#known.peek(key);
     if (known) return known;
-    const unknown = this.#unknown.get(key);
+    const unknown = this.#unknown.peek(key);
     return unknown && { project: undefined, until: unknown.until };
   }
 
