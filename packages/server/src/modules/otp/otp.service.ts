@@ -15,7 +15,7 @@ import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.
 import { chooseLocale } from './delivery/templates/locale.js';
 import { type Identifier, normaliseIdentifier } from './identifier.js';
 import type { OtpRepository } from './otp.repository.js';
-import { SendBudget, type SendOutcome, SendRefused } from './send-budget.js';
+import { type Counter, SendBudget, type SendOutcome, SendRefused } from './send-budget.js';
 import { type StartEvidence, StartVerifier } from './start-verifier.js';
 
 export type { OtpStarted, SendOutcome, SignInResult, StartEvidence };
@@ -170,62 +170,56 @@ export class OtpService {
     // for a moment (the per-network design: a stranger cannot spend the real user's ceiling or the
     // project's budgets). The first window over its limit refuses the start; which counts are then
     // given back is as if they had been counted one by one up to it (`giveBack`).
-    const budget = this.budget.counters(project, identifier);
-    const windows: Array<Hit & { kind: 'resend' | 'start' | 'ceiling' | 'budget' }> = [
-      ...(resendInterval > 0
-        ? [
-            {
-              kind: 'resend' as const,
-              scope: 'otp-resend',
-              subject,
-              rule: { limit: 1, window: resendInterval },
-            },
-          ]
-        : []),
-      {
-        kind: 'start',
-        scope: 'otp-start',
+    const own: Window[] = [
+      { kind: 'start', scope: 'otp-start', subject, rule: this.config.rateLimits.otpStartPerIdentifier },
+    ];
+    if (resendInterval > 0)
+      own.unshift({
+        kind: 'resend',
+        scope: 'otp-resend',
         subject,
-        rule: this.config.rateLimits.otpStartPerIdentifier,
-      },
-      {
-        kind: 'ceiling',
-        scope: 'otp-start-all',
-        subject: everywhere,
-        rule: this.config.rateLimits.otpStartCeiling,
-      },
-      ...budget.map((counter) => ({
-        kind: 'budget' as const,
-        scope: counter.scope,
-        subject: counter.subject,
-        rule: counter,
-      })),
+        rule: { limit: 1, window: resendInterval },
+      });
+    const steps: Window[][] = [
+      own,
+      [
+        {
+          kind: 'ceiling',
+          scope: 'otp-start-all',
+          subject: everywhere,
+          rule: this.config.rateLimits.otpStartCeiling,
+        },
+      ],
+      this.budget
+        .counters(project, identifier)
+        .map((counter) => ({
+          kind: 'budget',
+          scope: counter.scope,
+          subject: counter.subject,
+          rule: counter,
+          counter,
+        })),
     ];
-    const steps = [
-      windows.filter((w) => w.kind === 'resend' || w.kind === 'start'),
-      windows.filter((w) => w.kind === 'ceiling'),
-      windows.filter((w) => w.kind === 'budget'),
-    ];
+    const counted: Window[] = [];
     const results: RateLimitResult[] = [];
     for (const step of steps) {
       if (step.length === 0) continue;
+      counted.push(...step);
       results.push(...(await this.limiter.hitAll(step)));
       if (results.some((r) => !r.allowed)) break;
     }
     const refused = results.findIndex((r) => !r.allowed);
     if (refused < 0) return;
-    const { kind } = windows[refused]!;
+    const window = counted[refused]!;
     const { retryAfter } = results[refused]!;
-    const counted = windows.slice(0, results.length);
-    await this.limiter.refundAll(counted.filter((w, i) => giveBack(kind, w.kind, i, refused)));
-    if (kind === 'resend')
+    await this.limiter.refundAll(counted.filter((w, i) => giveBack(window.kind, w.kind, i, refused)));
+    if (window.kind === 'resend')
       throw tooManyRequests(
         'a code was sent moments ago; wait before asking again',
         retryAfter,
         ErrorCodes.resendTooSoon,
       );
-    if (kind === 'budget')
-      throw this.budget.refusal(budget[refused - (windows.length - budget.length)]!, retryAfter);
+    if (window.counter) throw this.budget.refusal(window.counter, retryAfter);
     throw tooManyRequests('too many codes were requested for this identifier', retryAfter);
   }
 
@@ -425,6 +419,9 @@ export class OtpService {
     await this.limiter.refund(GUESS_ALL, everywhere);
   }
 }
+
+/** A window an OTP start counts against; a sending budget's carries its counter (for the 429). */
+type Window = Hit & { kind: 'resend' | 'start' | 'ceiling' | 'budget'; counter?: Counter };
 
 /**
  * Which of the windows counted a refused start gives back, `refused` being the index of the first
