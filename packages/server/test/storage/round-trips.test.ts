@@ -115,11 +115,7 @@ describePostgres('round trips of the hot paths [postgres]', () => {
   test('a refresh grant of a current token: one statement (it checks, rotates and records at once)', async () => {
     const first = await signIn('refresh@example.com', true);
     assert.ok('oauth_token' in first);
-    const warm = await server.ctx.session.refresh(
-      project,
-      first.oauth_token.refresh_token,
-      fingerprint,
-    );
+    const warm = await server.ctx.session.refresh(project, first.oauth_token.refresh_token, fingerprint);
     const { result, sent } = await statementsOf(() =>
       server.ctx.session.refresh(project, warm.refresh_token, fingerprint),
     );

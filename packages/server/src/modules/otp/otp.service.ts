@@ -190,15 +190,13 @@ export class OtpService {
           rule: this.config.rateLimits.otpStartCeiling,
         },
       ],
-      this.budget
-        .counters(project, identifier)
-        .map((counter) => ({
-          kind: 'budget',
-          scope: counter.scope,
-          subject: counter.subject,
-          rule: counter,
-          counter,
-        })),
+      this.budget.counters(project, identifier).map((counter) => ({
+        kind: 'budget',
+        scope: counter.scope,
+        subject: counter.subject,
+        rule: counter,
+        counter,
+      })),
     ];
     const counted: Window[] = [];
     const results: RateLimitResult[] = [];
