@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VerifyReasons } from '@tessera/core';
-import { cachedTokenBytes, VerifyService } from '../../src/modules/verify/verify.service.js';
+import { cachedTokenBytes } from '../../src/modules/verify/verified-tokens.js';
+import { VerifyService } from '../../src/modules/verify/verify.service.js';
 import { startServer } from '../helpers/harness.js';
 
 /** A user and a live session of theirs, as `TokenService.bundle` takes them. */
@@ -42,6 +43,8 @@ test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting th
     for (let i = 0; i < 1000; i++) {
       const bundle = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
       tokens.push(bundle.access_token);
+      // Cached from its second verification on.
+      assert.equal(typeof (await server.ctx.verify.authentic(bundle.access_token)), 'object');
       assert.equal(typeof (await server.ctx.verify.authentic(bundle.access_token)), 'object');
     }
     const { entries, bytes } = server.ctx.verify.cacheSize;
@@ -74,10 +77,10 @@ test('an expired token leaves the cache with its bytes: expired tokens presented
       () => clock,
       4096,
     );
-    assert.deepEqual(await verify.verify(token, project.api_key_id), {
-      success: true,
-      claims: await server.ctx.verify.authentic(token),
-    });
+    const claims = await server.ctx.verify.authentic(token);
+    assert.deepEqual(await verify.verify(token, project.api_key_id), { success: true, claims });
+    assert.deepEqual(verify.cacheSize, { entries: 0, bytes: 0 }, 'cached on its first verification');
+    assert.deepEqual(await verify.verify(token, project.api_key_id), { success: true, claims });
     assert.deepEqual(verify.cacheSize, { entries: 1, bytes: cachedTokenBytes(token) });
     clock = now + 2 * 3_600_000; // past its expiry
     for (let i = 0; i < 10; i++) {
@@ -87,6 +90,73 @@ test('an expired token leaves the cache with its bytes: expired tokens presented
       });
       assert.deepEqual(verify.cacheSize, { entries: 0, bytes: 0 });
     }
+  } finally {
+    await server.close();
+  }
+});
+
+test('a token is cached from its second verification, and a flood of tokens used once does not evict it', async () => {
+  const server = await startServer('sqlite');
+  try {
+    const project = (await server.ctx.projects.list())[0]!;
+    const now = Date.now();
+    const { user, session } = fixtures(project.id, 'flood@example.com', now);
+    const mint = async () =>
+      (await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {})).access_token;
+    const hot = await mint();
+    // A 64 KB budget: room for about 40 tokens.
+    const verify = new VerifyService(
+      server.ctx.config.issuer,
+      0,
+      server.ctx.keys,
+      server.ctx.projects,
+      server.ctx.revocations,
+      Date.now,
+      64 * 1024,
+    );
+    const first = verify.verify(hot, project.api_key_id);
+    assert.ok(first instanceof Promise, 'a token never seen is checked asynchronously');
+    assert.equal((await first).success, true);
+    assert.equal(verify.cacheSize.entries, 0);
+    assert.equal((await verify.verify(hot, project.api_key_id)).success, true);
+    assert.equal(verify.cacheSize.entries, 1);
+    // Cached: answered synchronously, without a signature check.
+    const third = verify.verify(hot, project.api_key_id);
+    assert.ok(!(third instanceof Promise));
+    assert.equal(third.success, true);
+
+    // 200 distinct tokens, each verified once: far more than the budget holds, none cached.
+    for (let i = 0; i < 200; i++)
+      assert.equal((await verify.verify(await mint(), project.api_key_id)).success, true);
+    assert.deepEqual(verify.cacheSize, { entries: 1, bytes: cachedTokenBytes(hot) });
+    assert.ok(!(verify.verify(hot, project.api_key_id) instanceof Promise), 'the token in use was evicted');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a forged token that ends like a cached one is checked in full and refused', async () => {
+  const server = await startServer('sqlite');
+  try {
+    const project = (await server.ctx.projects.list())[0]!;
+    const { user, session } = fixtures(project.id, 'forged@example.com', Date.now());
+    const token = (await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {})).access_token;
+    const verify = server.ctx.verify;
+    await verify.verify(token, project.api_key_id);
+    await verify.verify(token, project.api_key_id);
+    const before = verify.cacheSize;
+    assert.equal(before.entries >= 1, true);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const forgedPayload = Buffer.from(JSON.stringify({ ...claims, sub: 'someone-else' })).toString(
+      'base64url',
+    );
+    const forged = `${header}.${forgedPayload}.${signature}`;
+    const answer = verify.verify(forged, project.api_key_id);
+    assert.ok(answer instanceof Promise, 'the forged token was answered from the cache');
+    assert.deepEqual(await answer, { success: false, reason: VerifyReasons.invalid });
+    assert.deepEqual(verify.cacheSize, before);
+    assert.equal((await verify.verify(token, project.api_key_id)).success, true);
   } finally {
     await server.close();
   }
