@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { DbStats } from '../../db/connect.js';
 import type { RecordedEvent } from '../audit/events.js';
 import type { DeliveryAttempt } from '../otp/delivery/observed.js';
+import { requestMetrics } from './request-stats.js';
 
 let processRegistry: Registry | undefined;
 
@@ -36,27 +37,11 @@ export interface DbSource {
   onBatchCommit?(listener: (operations: number) => void): void;
 }
 
-interface RequestSeries {
-  count: { inc(): void };
-  latency: { observe(seconds: number): void };
-}
-
 /** The service's Prometheus metrics, in a registry of its own (several apps may share a process in tests). */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'tessera_http_requests_total',
-    help: 'HTTP requests by route, method and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly latency = new Histogram({
-    name: 'tessera_http_request_duration_seconds',
-    help: 'HTTP request duration by route',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
+  /** `tessera_http_requests_total` and `tessera_http_request_duration_seconds`. */
+  readonly #requests = requestMetrics(this.registry);
   readonly signIns = new Counter({
     name: 'tessera_signins_total',
     help: 'Sign-ins by method (otp, trusted_device, pin, biometric) and outcome',
@@ -191,23 +176,8 @@ export class Metrics {
     }
   }
 
-  /** The request series by method, route and status, bound once (prom-client hashes labels per call). */
-  #series = new Map<string, RequestSeries>();
-
   /** Counts a finished request and its duration. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.#series.get(key);
-    if (!series) {
-      series = {
-        count: this.requests.labels(method, route, String(status)),
-        latency: this.latency.labels(method, route),
-      };
-      // Routes are the route table's patterns, so this stays small; the bound is a backstop.
-      if (this.#series.size >= 5000) this.#series.clear();
-      this.#series.set(key, series);
-    }
-    series.count.inc();
-    series.latency.observe(seconds);
+    this.#requests.observe(method, route, status, seconds);
   }
 }
