@@ -10,7 +10,7 @@ import type { Config } from './config/index.js';
 import { type AppContext, type AppDeps, createContext, runHousekeeping } from './context.js';
 import { randomUUID } from './crypto/random.js';
 import { Channels, type NoticeListener } from './db/notifications.js';
-import { TesseraError } from './errors.js';
+import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
 import { integratorFamily } from './http/integrator.js';
@@ -22,6 +22,9 @@ import { httpTimeouts } from './http-timeouts.js';
 import { HOUSEKEEPING_INTERVAL_MS } from './keys/rotation.js';
 import { rememberProblem } from './plugins/error-handler.js';
 import { trackInFlight } from './plugins/in-flight.js';
+
+/** Seconds a client is told to wait before retrying a request refused during shutdown. */
+const RETRY_AFTER_CLOSING = 1;
 
 /** Fastify's form of TESSERA_TRUST_PROXY: a hop count becomes "trust the nearest N proxies". */
 function fastifyTrustProxy(
@@ -91,9 +94,13 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await registerCommon(app, ctx, { checkResponses: deps.checkResponses });
-  // Before any route: app.close() then waits for running handlers, so storage closes after them
-  // (registerCommon's preClose, which refuses new requests, runs first).
-  trackInFlight(app);
+  // Before any route: app.close() then waits for running handlers, so storage closes after them.
+  // A request that still arrives on an open connection once closing has begun is refused with a
+  // 503 in its family's format (the family's error handler renders it) and Retry-After.
+  trackInFlight(app, {
+    refuseWhenClosing: () =>
+      serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING),
+  });
   // Route families: each an encapsulated scope with its own CORS, authentication and error format.
   await app.register(publicFamily(ctx));
   await app.register(appFacingFamily(ctx));

@@ -3,14 +3,10 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { serviceUnavailable } from '../errors.js';
 import type { Metrics } from '../modules/metrics/metrics.js';
 import { problemCodeOf, problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
 import { registerSchemas, swaggerOptions } from './openapi.js';
 import { checkResponseContract } from './response-contract.js';
-
-/** Seconds a client is told to wait before retrying a request refused during shutdown. */
-const RETRY_AFTER_CLOSING = 1;
 
 /** The route label of a request no route matched: bounded, whatever the path. */
 function unmatchedLabel(status: number): string {
@@ -45,18 +41,6 @@ export async function registerCommon(
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(problemNotFound);
 
-  // Once closing has begun, a request that still arrives on an open connection is refused with
-  // a 503 in its family's format (the family's error handler renders it) and Retry-After.
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (closing)
-      done(serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING));
-    else done();
-  });
   // A request without a body validates as {}: endpoints whose fields are all optional work
   // without one, and the others say which field is missing.
   app.addHook('preValidation', (request, _reply, done) => {

@@ -1,4 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** How often a draining close checks whether the last requests have ended. */
+const DRAIN_POLL_MS = 10;
 
 export interface InFlight {
   /** Requests whose handling has not ended. */
@@ -10,13 +15,12 @@ export interface InFlight {
 export interface InFlightOptions {
   /** How long `app.close()` waits for running requests before going on anyway. Default 5000 ms. */
   drainTimeoutMs?: number;
+  /**
+   * Once `app.close()` has begun, a request that still arrives (on an open connection) fails
+   * with this error, which the request's error handler renders. Default: it is served.
+   */
+  refuseWhenClosing?: () => Error;
 }
-
-/** A reply was sent (or the handler returned nothing): the request's own code is done. */
-const SENT = 1;
-/** The response is over: written, or its connection gone. */
-const CLOSED = 2;
-const ENDED = SENT | CLOSED;
 
 /**
  * Tracks the requests being handled and makes `app.close()` wait for them (a `preClose` hook),
@@ -24,41 +28,53 @@ const ENDED = SENT | CLOSED;
  *
  * Fastify's own close waits for connections, not handlers: when a client goes away, its socket
  * closes at once while the handler goes on, and `onResponse` never fires for it. So a request
- * ends when its response is over (written, or its connection gone) and its code is done: a reply
- * was sent (`onSend`, whether by the handler, a hook or the error handler) or the handler
- * returned nothing. Call it before any route is added (handlers are wrapped by `onRoute`).
+ * ends when its response is over and its code is done:
+ * - normally, when its response has been written (`onResponse`);
+ * - when its connection closed first (an orphan), once a reply was sent (by the handler, a hook
+ *   or the error handler) or the handler returned nothing.
+ *
+ * The common case costs a Set insert and delete: connections, not requests, get a `close`
+ * listener, and orphans (rare) are checked for their end when they are counted. Call it before
+ * any route is added (handlers are wrapped by `onRoute`).
  */
 export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {}): InFlight {
   const drainTimeoutMs = options.drainTimeoutMs ?? 5000;
-  const states = new Map<FastifyRequest, number>();
-  let waiters: Array<() => void> = [];
+  /** Requests whose response is not over. */
+  const open = new Set<FastifyReply>();
+  /** Requests whose connection closed before their response was over, while their code runs on. */
+  const orphans = new Set<FastifyReply>();
+  /** Handlers that returned nothing after their client left: Fastify sends nothing for them. */
+  const returnedNothing = new WeakSet<FastifyRequest>();
 
-  const mark = (request: FastifyRequest, bits: number) => {
-    const state = states.get(request);
-    if (state === undefined) return;
-    if ((state | bits) !== ENDED) {
-      states.set(request, state | bits);
-      return;
-    }
-    states.delete(request);
-    if (states.size === 0) {
-      const woken = waiters;
-      waiters = [];
-      for (const wake of woken) wake();
-    }
+  const codeDone = (reply: FastifyReply) => reply.sent || returnedNothing.has(reply.request);
+  const pruneOrphans = () => {
+    for (const reply of orphans) if (codeDone(reply)) orphans.delete(reply);
   };
 
-  app.addHook('onRequest', (request, reply, done) => {
-    states.set(request, 0);
-    reply.raw.once('close', () => mark(request, reply.raw.writableEnded ? ENDED : CLOSED));
+  let closing = false;
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (closing && options.refuseWhenClosing) return done(options.refuseWhenClosing());
+    open.add(reply);
+    if (orphans.size !== 0) pruneOrphans();
     done();
   });
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    mark(request, SENT);
-    done(null, payload);
+  app.addHook('onResponse', (_request, reply, done) => {
+    open.delete(reply);
+    done();
+  });
+  // A connection that closes ends its unfinished responses: they become orphans.
+  app.server.on('connection', (socket: Socket) => {
+    socket.once('close', () => {
+      for (const reply of open) {
+        if (reply.request.raw.socket !== socket) continue;
+        open.delete(reply);
+        if (!codeDone(reply)) orphans.add(reply);
+      }
+      if (orphans.size !== 0) pruneOrphans();
+    });
   });
   // A handler that returns nothing after its client went away is the one case Fastify sends
-  // nothing for (so no onSend); an answer or an error always reaches onSend.
+  // nothing for; an answer or an error always sends a reply.
   app.addHook('onRoute', (route) => {
     const handler = route.handler;
     route.handler = function (this: FastifyInstance, request, reply) {
@@ -66,7 +82,7 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
       if (result instanceof Promise) {
         result.then(
           (payload) => {
-            if (payload === undefined) mark(request, SENT);
+            if (payload === undefined) returnedNothing.add(request);
           },
           () => {},
         );
@@ -75,30 +91,31 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
     };
   });
 
+  const count = () => {
+    pruneOrphans();
+    return open.size + orphans.size;
+  };
+
   const inFlight: InFlight = {
     get count() {
-      return states.size;
+      return count();
     },
-    drained(timeoutMs) {
-      if (states.size === 0) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        const timer = setTimeout(() => {
-          waiters = waiters.filter((w) => w !== wake);
-          resolve(false);
-        }, timeoutMs);
-        waiters.push(wake);
-      });
+    async drained(timeoutMs) {
+      // Polled: orphans end without an event (a reply sent to a closed connection).
+      const deadline = performance.now() + timeoutMs;
+      while (count() > 0) {
+        if (performance.now() >= deadline) return false;
+        await sleep(Math.min(DRAIN_POLL_MS, Math.max(1, deadline - performance.now())));
+      }
+      return true;
     },
   };
 
   app.addHook('preClose', async () => {
+    closing = true;
     if (!(await inFlight.drained(drainTimeoutMs)))
       app.log.warn(
-        { requests: states.size },
+        { requests: count() },
         `requests still running after ${drainTimeoutMs} ms; closing anyway`,
       );
   });

@@ -55,7 +55,7 @@ export class OtpService {
     private readonly audit: AuditLog,
     private readonly now: () => number = Date.now,
   ) {
-    this.budget = new SendBudget(limiter, config.otpSending);
+    this.budget = new SendBudget(config.otpSending);
     this.verifier = config.otpSending.startVerifier && new StartVerifier(config.otpSending.startVerifier);
   }
 

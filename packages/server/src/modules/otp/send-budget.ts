@@ -1,7 +1,6 @@
 import { type ErrorCode, ErrorCodes } from '@tessera/core';
 import type { OtpSendingConfig } from '../../config/index.js';
 import { TesseraError } from '../../errors.js';
-import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { Project } from '../projects/project.js';
 import type { Identifier } from './identifier.js';
 import { countryAllowed, numberPrefix } from './sms-countries.js';
@@ -55,10 +54,7 @@ export interface Counter {
  * the provider, so a failed delivery is never given back: it may be billed all the same.
  */
 export class SendBudget {
-  constructor(
-    private readonly limiter: RateLimiter,
-    private readonly rules: OtpSendingConfig,
-  ) {}
+  constructor(private readonly rules: OtpSendingConfig) {}
 
   /** Refuses (403 `country_not_allowed`) an SMS to a country the project does not allow. */
   checkDestination(project: Project, identifier: Identifier): void {
