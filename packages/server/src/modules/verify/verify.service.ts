@@ -12,6 +12,9 @@ export type VerifyResult =
 
 const KEY_RELOAD_INTERVAL_MS = 10_000;
 
+/** The token's key is unknown and the keys may be read again. */
+const RELOAD_KEYS = Symbol('reload keys');
+
 function shapeOk(p: Record<string, unknown>): boolean {
   return (
     typeof p.sub === 'string' &&
@@ -56,19 +59,31 @@ export class VerifyService {
 
   /** Checks signature, header, type and issuer (not expiry or revocation): the claims or a reason. */
   async authentic(token: string): Promise<AccessTokenClaims | VerifyReason> {
+    const result = this.#authenticNow(token);
+    if (result !== RELOAD_KEYS) return result;
+    this.#lastKeyReload = this.now();
+    await this.keys.reload();
+    const again = this.#authenticNow(token);
+    return again === RELOAD_KEYS ? VerifyReasons.unknownKey : again;
+  }
+
+  /**
+   * `authentic` without waiting: RELOAD_KEYS when the token's key is unknown and the keys may be
+   * read again (at most once per KEY_RELOAD_INTERVAL_MS: a flood of forged `kid`s cannot turn
+   * into database load).
+   */
+  #authenticNow(token: string): AccessTokenClaims | VerifyReason | typeof RELOAD_KEYS {
     const cached = this.#cache.get(token);
     // A key withdrawn from the JWKS (retired, or removed after a compromise) ends its tokens.
     if (cached && this.keys.get(cached.kid)) return cached.claims;
     const decoded = decodeJwt(token);
     if (decoded?.header.alg !== 'ES256' || typeof decoded.header.kid !== 'string')
       return VerifyReasons.invalid;
-    let key = this.keys.get(decoded.header.kid);
-    if (!key && this.now() - this.#lastKeyReload > KEY_RELOAD_INTERVAL_MS) {
-      this.#lastKeyReload = this.now();
-      await this.keys.reload();
-      key = this.keys.get(decoded.header.kid);
-    }
-    if (!key) return VerifyReasons.unknownKey;
+    const key = this.keys.get(decoded.header.kid);
+    if (!key)
+      return this.now() - this.#lastKeyReload > KEY_RELOAD_INTERVAL_MS
+        ? RELOAD_KEYS
+        : VerifyReasons.unknownKey;
     if (!verifyEs256(decoded, key.publicKey)) return VerifyReasons.invalid;
     const payload = decoded.payload;
     if (decoded.header.typ !== ACCESS_TOKEN_TYP || payload.type !== 'access_token')
@@ -83,22 +98,34 @@ export class VerifyService {
   /**
    * Verifies an access token. `audience` is the API key id the caller expects (the API_KEY_ID
    * header of /verify); only when it is undefined is any project of this issuer accepted — any
-   * string, even '' (a header sent empty), must equal `aud`. A token seen before is
-   * answered synchronously when the project and revocation caches are fresh (the hot path of
-   * /verify); anything else returns a promise.
+   * string, even '' (a header sent empty), must equal `aud`. Answered synchronously, cached or
+   * not, when the token's key is known and the project and revocation caches are fresh (the
+   * steady state of /verify); a key reload, a project read or a revocation refresh returns a
+   * promise.
    */
   verify(token: string, audience?: string): VerifyResult | Promise<VerifyResult> {
-    const cached = this.#cache.get(token);
-    if (cached && this.keys.get(cached.kid) && this.revocations.fresh()) {
-      const project = this.projects.cached(cached.claims.aud);
-      if (project !== null) return this.#check(token, cached.claims, audience, project);
+    const claims = this.#authenticNow(token);
+    if (claims === RELOAD_KEYS) return this.#verify(token, audience);
+    if (typeof claims === 'string') return { success: false, reason: claims };
+    if (this.revocations.fresh()) {
+      const project = this.projects.cached(claims.aud);
+      if (project !== null) return this.#check(token, claims, audience, project);
     }
-    return this.#verify(token, audience);
+    return this.#settle(token, claims, audience);
   }
 
   async #verify(token: string, audience: string | undefined): Promise<VerifyResult> {
     const claims = await this.authentic(token);
     if (typeof claims === 'string') return { success: false, reason: claims };
+    return this.#settle(token, claims, audience);
+  }
+
+  /** The checks of a verified token once its project is read and the revocation list is fresh. */
+  async #settle(
+    token: string,
+    claims: AccessTokenClaims,
+    audience: string | undefined,
+  ): Promise<VerifyResult> {
     let project = this.projects.cached(claims.aud);
     if (project === null) project = await this.projects.byApiKeyId(claims.aud);
     if (!this.revocations.fresh()) await this.revocations.refresh();
