@@ -33,6 +33,12 @@ function fixtures(projectId: string, identifier: string, now: number) {
   return { user, session };
 }
 
+/** A VerifyService on the server's own collaborators, with its own clock and cache budget. */
+function serviceOf(server: Awaited<ReturnType<typeof startServer>>, now: () => number, maxBytes: number) {
+  const { config, keys, projects, revocations } = server.ctx;
+  return new VerifyService(config.issuer, 0, keys, projects, revocations, now, maxBytes);
+}
+
 test('the verified-token cache stays within TESSERA_VERIFY_CACHE_MB, evicting the oldest tokens', async () => {
   const server = await startServer('sqlite', { env: { TESSERA_VERIFY_CACHE_MB: '1' } });
   try {
@@ -68,15 +74,7 @@ test('an expired token leaves the cache with its bytes: expired tokens presented
     const { access_token: token } = await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {});
     let clock = now;
     // The server's own collaborators, with a clock this test moves; a 4 KB budget (two tokens).
-    const verify = new VerifyService(
-      server.ctx.config.issuer,
-      0,
-      server.ctx.keys,
-      server.ctx.projects,
-      server.ctx.revocations,
-      () => clock,
-      4096,
-    );
+    const verify = serviceOf(server, () => clock, 4096);
     const claims = await server.ctx.verify.authentic(token);
     assert.deepEqual(await verify.verify(token, project.api_key_id), { success: true, claims });
     assert.deepEqual(verify.cacheSize, { entries: 0, bytes: 0 }, 'cached on its first verification');
@@ -105,15 +103,7 @@ test('a token is cached from its second verification, and a flood of tokens used
       (await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {})).access_token;
     const hot = await mint();
     // A 64 KB budget: room for about 40 tokens.
-    const verify = new VerifyService(
-      server.ctx.config.issuer,
-      0,
-      server.ctx.keys,
-      server.ctx.projects,
-      server.ctx.revocations,
-      Date.now,
-      64 * 1024,
-    );
+    const verify = serviceOf(server, Date.now, 64 * 1024);
     assert.equal((await verify.verify(hot, project.api_key_id)).success, true);
     assert.equal(verify.cacheSize.entries, 0);
     assert.equal((await verify.verify(hot, project.api_key_id)).success, true);
