@@ -9,7 +9,8 @@ import Fastify, {
 import type { Config } from './config/index.js';
 import { type AppContext, type AppDeps, createContext, runHousekeeping } from './context.js';
 import { randomUUID } from './crypto/random.js';
-import { Channels, type NoticeListener } from './db/notifications.js';
+import { Channels } from './db/channels.js';
+import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+
 /**
  * A module loaded on first use instead of at start-up: `lazyImport(() => import('x'))` returns a
  * function that imports it once and hands every caller the same module. Callers that come while
@@ -19,5 +21,18 @@ export function lazyImport<T>(load: () => Promise<T>): () => Promise<T> {
       });
     }
     return loading;
+  };
+}
+
+/**
+ * A CommonJS package loaded synchronously on first use, for callers that cannot wait (phone
+ * number parsing inside synchronous validation): `lazyRequire<typeof import('x')>('x')` returns a
+ * function that requires it once. The package must ship a CommonJS build under that name.
+ */
+export function lazyRequire<T>(specifier: string): () => T {
+  let loaded: T | undefined;
+  return () => {
+    loaded ??= createRequire(import.meta.url)(specifier) as T;
+    return loaded;
   };
 }

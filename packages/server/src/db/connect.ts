@@ -1,9 +1,8 @@
 import type { SlowTransaction } from '@tessera/sqlite';
 import { Kysely, Migrator, sql } from 'kysely';
-import pg from 'pg';
 import { migrationProvider } from '../migrations/index.js';
 import type { NoticeListener } from './notifications.js';
-import { createSchema, openPostgres, type PostgresOptions } from './postgres.js';
+import type { PostgresOptions } from './postgres.js';
 import type { Database } from './schema.js';
 import type { DbStats } from './stats.js';
 
@@ -27,9 +26,6 @@ export interface Db {
   listen?(listenUrl?: string): NoticeListener;
 }
 
-// int8 (bigint) columns hold millisecond timestamps, far below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (value) => Number(value));
-
 /** PostgreSQL options (see PostgresOptions: `schema` is created if missing), and SQLite's. */
 export interface ConnectOptions extends PostgresOptions {
   /**
@@ -46,6 +42,8 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   const schema = options.schema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
     throw new Error('schema name must be a plain identifier');
+  // Imported on first use, as SQLite's engine is below: a SQLite process never loads node-postgres.
+  const { createSchema, openPostgres } = await import('./postgres.js');
   if (schema) await createSchema(url, schema, options.timeouts);
   return {
     ...openPostgres(url, { applicationName: schema ? `tessera/${schema}` : undefined, ...options }),

@@ -12,6 +12,9 @@ import type { Database } from './schema.js';
 import type { DbStats } from './stats.js';
 import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
 
+// int8 (bigint) columns hold millisecond timestamps, far below 2^53: read them as numbers.
+pg.types.setTypeParser(20, (value) => Number(value));
+
 /** How long the PostgreSQL pool waits, in milliseconds. */
 export interface DatabaseTimeouts {
   /**

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
+import { Channels, notifyChange } from '../db/channels.js';
 import type { Db } from '../db/connect.js';
-import { Channels, notifyChange } from '../db/notifications.js';
 import { dueLast, type KeyStore, signingDueAt } from './key-store.js';
 import * as keysRepository from './keys.repository.js';
 

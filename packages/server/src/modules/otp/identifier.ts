@@ -1,6 +1,6 @@
 import { ErrorCodes } from '@tessera/core';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { badRequest } from '../../errors.js';
+import { phoneNumbers } from './sms-countries.js';
 
 export interface Identifier {
   /** Lower-cased e-mail address or E.164 phone number. */
@@ -37,7 +37,7 @@ export function normaliseIdentifier(raw: string): Identifier {
         ErrorCodes.invalidIdentifier,
       );
     }
-    const phone = parsePhoneNumberFromString(trimmed.replace(/^00/, '+'));
+    const phone = phoneNumbers().parsePhoneNumberFromString(trimmed.replace(/^00/, '+'));
     if (!phone?.isValid())
       throw badRequest('identifier is not a valid phone number', ErrorCodes.invalidIdentifier);
     return { value: phone.number, type: 'phone', channel: 'sms' };

@@ -1,4 +1,10 @@
-import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { lazyRequire } from '../../lazy.js';
+
+/**
+ * libphonenumber-js with its full metadata, loaded on the first phone number or country code: it
+ * holds about 2.3 MB of heap, which a deployment signing in by e-mail never needs.
+ */
+export const phoneNumbers = lazyRequire<typeof import('libphonenumber-js/max')>('libphonenumber-js/max');
 
 /** In a country allow-list: every destination country (and numbers that belong to none). */
 export const EVERY_COUNTRY = '*';
@@ -14,7 +20,7 @@ export function parseCountryList(raw: string): readonly string[] | { error: stri
     .map((entry) => entry.trim().toUpperCase())
     .filter((entry) => entry !== '');
   for (const entry of entries) {
-    if (entry !== EVERY_COUNTRY && !isSupportedCountry(entry)) {
+    if (entry !== EVERY_COUNTRY && !phoneNumbers().isSupportedCountry(entry)) {
       return {
         error: `"${entry.slice(0, 10)}" is not a two-letter country code (ISO 3166-1, e.g. US,CA,GB) or *`,
       };
@@ -29,7 +35,7 @@ export function parseCountryList(raw: string): readonly string[] | { error: stri
  * satellite phones) have none.
  */
 export function phoneCountry(e164: string): string | undefined {
-  return parsePhoneNumberFromString(e164)?.country;
+  return phoneNumbers().parsePhoneNumberFromString(e164)?.country;
 }
 
 /** Whether SMS may go to `e164` under `allowed` (a list from {@link parseCountryList}). */
@@ -46,7 +52,7 @@ export function countryAllowed(allowed: readonly string[], e164: string): boolea
  * spread over many ranges, rarely meet.
  */
 export function numberPrefix(e164: string, digits: number): string {
-  const phone = parsePhoneNumberFromString(e164);
+  const phone = phoneNumbers().parsePhoneNumberFromString(e164);
   if (!phone) return e164.slice(0, digits + 2);
   return `${phone.countryCallingCode}-${phone.nationalNumber.slice(0, digits)}`;
 }

@@ -1,5 +1,5 @@
+import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
-import { Channels, notifyChange } from '../../db/notifications.js';
 import { type Project, toProject } from './project.js';
 
 /** The settings an update may change. */

@@ -1,7 +1,8 @@
 import { ErrorCodes } from '@tessera/core';
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
-import { Channels, type NoticeListener } from '../../db/notifications.js';
+import { Channels } from '../../db/channels.js';
+import type { NoticeListener } from '../../db/notifications.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
 import { parseCountryList } from '../otp/sms-countries.js';

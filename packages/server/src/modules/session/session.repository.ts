@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { deleteInBatches } from '../../db/batched-delete.js';
+import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
-import { Channels, notifyChange } from '../../db/notifications.js';
 import { prepared, together, type Write } from '../../db/prepared.js';
 import type { Database, Session, User } from '../../db/schema.js';
 import type { EventColumns } from '../audit/audit.repository.js';

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Channels, type NoticeListener } from '../../db/notifications.js';
+import { Channels } from '../../db/channels.js';
+import type { NoticeListener } from '../../db/notifications.js';
 import { OUTAGE_GRACE_MS } from '../../db/unavailable.js';
 import type { SessionRepository } from '../session/session.repository.js';
 
