@@ -118,11 +118,14 @@ postgresOnly('NoticeListener', (url) => {
           throw new Error('roll back');
         })
         .catch(() => {});
-      const other = await connect(url, { schema: newSchema() });
+      // Another deployment's schema on the same database: its notice is not ours.
+      const otherSchema = newSchema();
+      const other = await connect(url, { schema: otherSchema });
       try {
         await notifyChange(other.kysely, Channels.revocations, { sessions: ['s3'] });
       } finally {
         await other.close();
+        await dropSchema(url, otherSchema);
       }
       // Too long for a notice: the detail is left out, and listeners re-read everything.
       const many = Array.from({ length: 1000 }, (_, i) => `session-${i}`);
