@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { VerifyReasons } from '@tessera/core';
 import { cachedTokenBytes } from '../../src/modules/verify/verified-tokens.js';
 import { VerifyService } from '../../src/modules/verify/verify.service.js';
+import { decodeJwt, signJwt } from '../../src/tokens/jwt.js';
 import { startServer } from '../helpers/harness.js';
 
 /** A user and a live session of theirs, as `TokenService.bundle` takes them. */
@@ -147,6 +148,38 @@ test('a forged token that ends like a cached one is checked in full and refused'
     });
     assert.deepEqual(verify.cacheSize, before);
     assert.equal((await verify.verify(token, project.api_key_id)).success, true);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an expired token is never cached: presenting it again and again evicts no live token', async () => {
+  const server = await startServer('sqlite');
+  try {
+    const project = (await server.ctx.projects.list())[0]!;
+    const now = Date.now();
+    const { user, session } = fixtures(project.id, 'stale@example.com', now);
+    const live = (await server.ctx.tokens.bundle(project, user, session, 'tsr_x', {})).access_token;
+    // The same claims, signed by the server's key, expired an hour ago.
+    const decoded = decodeJwt(live)!;
+    const iat = Math.floor(now / 1000) - 7200;
+    const expired = signJwt(
+      decoded.header,
+      { ...decoded.payload, iat, exp: iat + 3600 },
+      server.ctx.keys.signingKey().privateKey,
+    );
+    // Room for one token: caching the expired one would evict the live one.
+    const verify = serviceOf(server, Date.now, cachedTokenBytes(live) + 16);
+    await verify.verify(live, project.api_key_id);
+    await verify.verify(live, project.api_key_id);
+    assert.deepEqual(verify.cacheSize, { entries: 1, bytes: cachedTokenBytes(live) });
+    for (let i = 0; i < 6; i++) {
+      assert.deepEqual(await verify.verify(expired, project.api_key_id), {
+        success: false,
+        reason: VerifyReasons.expired,
+      });
+      assert.deepEqual(verify.cacheSize, { entries: 1, bytes: cachedTokenBytes(live) }, `after ${i + 1}`);
+    }
   } finally {
     await server.close();
   }

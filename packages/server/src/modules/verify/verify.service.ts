@@ -91,8 +91,14 @@ export class VerifyService {
     if (payload.iss !== this.issuer) return VerifyReasons.wrongIssuer;
     if (!shapeOk(payload)) return VerifyReasons.invalid;
     const claims = payload as AccessTokenClaims;
-    this.#cache.add(token, { claims, kid: decoded.header.kid });
+    // An expired token never becomes valid again: caching it would only evict a live one (its
+    // holder presenting it over and over could empty the cache two requests per entry).
+    if (!this.#expired(claims)) this.#cache.add(token, { claims, kid: decoded.header.kid });
     return claims;
+  }
+
+  #expired(claims: AccessTokenClaims): boolean {
+    return this.now() / 1000 >= claims.exp + this.leewaySeconds;
   }
 
   /**
@@ -139,12 +145,11 @@ export class VerifyService {
     audience: string | undefined,
     project: Project | undefined,
   ): VerifyResult {
-    const nowSeconds = this.now() / 1000;
-    if (nowSeconds >= claims.exp + this.leewaySeconds) {
+    if (this.#expired(claims)) {
       this.#cache.delete(token);
       return { success: false, reason: VerifyReasons.expired };
     }
-    if (claims.iat > nowSeconds + this.leewaySeconds)
+    if (claims.iat > this.now() / 1000 + this.leewaySeconds)
       return { success: false, reason: VerifyReasons.notYetValid };
     if (audience !== undefined && claims.aud !== audience)
       return { success: false, reason: VerifyReasons.wrongAudience };
