@@ -1,9 +1,10 @@
-import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** How often a draining close checks whether the last requests have ended. */
 const DRAIN_POLL_MS = 10;
+/** How often orphans (see trackInFlight) are checked for their end while there are any. */
+const ORPHAN_PRUNE_MS = 1000;
 
 export interface InFlight {
   /** Requests whose handling has not ended. */
@@ -34,13 +35,17 @@ export interface InFlightOptions {
  *   or the error handler) or the handler returned nothing.
  *
  * The common case costs a Set insert and delete: connections, not requests, get a `close`
- * listener, and orphans (rare) are checked for their end when they are counted. Call it before
+ * listener, and orphans (rare) are checked for their end when counted and once a second. Call it before
  * any route is added (handlers are wrapped by `onRoute`).
  */
 export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {}): InFlight {
   const drainTimeoutMs = options.drainTimeoutMs ?? 5000;
-  /** Requests whose response is not over. */
-  const open = new Set<FastifyReply>();
+  /**
+   * Unfinished responses by connection: a closing connection visits its own only (a scan of every
+   * open response per close would let many connections closing at once cost quadratic time).
+   */
+  const byConnection = new WeakMap<object, Set<FastifyReply>>();
+  let open = 0;
   /** Requests whose connection closed before their response was over, while their code runs on. */
   const orphans = new Set<FastifyReply>();
   /** Handlers that returned nothing after their client left: Fastify sends nothing for them. */
@@ -50,28 +55,51 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
   const pruneOrphans = () => {
     for (const reply of orphans) if (codeDone(reply)) orphans.delete(reply);
   };
+  // Orphans end without an event (a reply sent to a closed connection): they are checked when
+  // counted, and every second while there are any, never on the request path.
+  let pruning: NodeJS.Timeout | undefined;
+  const watchOrphans = () => {
+    if (pruning || orphans.size === 0) return;
+    pruning = setInterval(() => {
+      pruneOrphans();
+      if (orphans.size === 0) {
+        clearInterval(pruning);
+        pruning = undefined;
+      }
+    }, ORPHAN_PRUNE_MS);
+    pruning.unref();
+  };
 
   let closing = false;
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     if (closing && options.refuseWhenClosing) return done(options.refuseWhenClosing());
-    open.add(reply);
-    if (orphans.size !== 0) pruneOrphans();
+    const connection = request.raw.socket;
+    if (connection.destroyed) {
+      // Gone before its request got here (an async hook ran first): an orphan from the start.
+      orphans.add(reply);
+      watchOrphans();
+      return done();
+    }
+    let replies = byConnection.get(connection);
+    if (replies === undefined) {
+      const mine = new Set<FastifyReply>();
+      replies = mine;
+      byConnection.set(connection, mine);
+      // A connection that closes ends its unfinished responses: they become orphans.
+      connection.once('close', () => {
+        open -= mine.size;
+        for (const unfinished of mine) if (!codeDone(unfinished)) orphans.add(unfinished);
+        mine.clear();
+        watchOrphans();
+      });
+    }
+    replies.add(reply);
+    open++;
     done();
   });
-  app.addHook('onResponse', (_request, reply, done) => {
-    open.delete(reply);
+  app.addHook('onResponse', (request, reply, done) => {
+    if (byConnection.get(request.raw.socket)?.delete(reply)) open--;
     done();
-  });
-  // A connection that closes ends its unfinished responses: they become orphans.
-  app.server.on('connection', (socket: Socket) => {
-    socket.once('close', () => {
-      for (const reply of open) {
-        if (reply.request.raw.socket !== socket) continue;
-        open.delete(reply);
-        if (!codeDone(reply)) orphans.add(reply);
-      }
-      if (orphans.size !== 0) pruneOrphans();
-    });
   });
   // A handler that returns nothing after its client went away is the one case Fastify sends
   // nothing for; an answer or an error always sends a reply.
@@ -93,7 +121,7 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
 
   const count = () => {
     pruneOrphans();
-    return open.size + orphans.size;
+    return open + orphans.size;
   };
 
   const inFlight: InFlight = {
@@ -111,6 +139,10 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
     },
   };
 
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(pruning);
+    done();
+  });
   app.addHook('preClose', async () => {
     closing = true;
     if (!(await inFlight.drained(drainTimeoutMs)))

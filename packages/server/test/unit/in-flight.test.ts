@@ -116,3 +116,36 @@ test('close() goes on after drainTimeoutMs when a handler does not finish, and s
   release.fire();
   assert.equal(await inFlight.drained(1000), true);
 });
+
+test('many clients leaving early at once are each waited for, and counted out as they finish', async () => {
+  const app = Fastify();
+  const inFlight = trackInFlight(app);
+  const gate = signal();
+  let started = 0;
+  const allStarted = signal();
+  const clients = 50;
+  app.get('/slow', async () => {
+    if (++started === clients) allStarted.fire();
+    await gate.promise;
+    return { ok: true };
+  });
+  app.get('/ok', async () => ({ ok: true }));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  const requests = Array.from({ length: clients }, () => {
+    const client = get({ host: '127.0.0.1', port, path: '/slow', agent: false });
+    client.on('error', () => {});
+    return client;
+  });
+  await allStarted.promise;
+  for (const client of requests) client.destroy();
+  await sleep(50);
+  assert.equal(inFlight.count, clients);
+  // Requests on other connections come and go meanwhile.
+  await (await fetch(`http://127.0.0.1:${port}/ok`)).text();
+  assert.equal(inFlight.count, clients);
+  gate.fire();
+  assert.equal(await inFlight.drained(2000), true);
+  assert.equal(inFlight.count, 0);
+  await app.close();
+});
