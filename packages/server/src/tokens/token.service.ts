@@ -42,7 +42,7 @@ export class TokenService {
   async bundle(
     project: Project,
     user: User,
-    session: Session,
+    session: Omit<Session, 'last_refreshed_at'>,
     refreshToken: string,
     /** The user's custom claims when the caller has read them already. */
     customClaims?: Record<string, unknown>,

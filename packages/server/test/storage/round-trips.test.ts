@@ -133,11 +133,8 @@ describePostgres('round trips of the hot paths [postgres]', () => {
       .execute();
     assert.equal(events.length, 2);
     const { sid } = JSON.parse(Buffer.from(result.access_token.split('.')[1]!, 'base64url').toString());
-    const session = await server.storage.db.kysely
-      .selectFrom('sessions')
-      .select(['user_id', 'last_refreshed_at'])
-      .where('id', '=', sid)
-      .executeTakeFirstOrThrow();
+    const session = await server.ctx.sessions.findById(sid);
+    assert.ok(session);
     assert.equal(session.last_refreshed_at, clock.t);
     for (const event of events) {
       assert.equal(event.user_id, session.user_id);

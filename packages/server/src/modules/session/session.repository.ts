@@ -113,7 +113,6 @@ const refreshContext = prepared((db, tokenId: string) =>
       's.passkey_id',
       's.created_at as s_created_at',
       's.expires_at as s_expires_at',
-      's.last_refreshed_at',
       's.revoked_at',
       's.revoked_reason',
       'u.identifier',
@@ -146,10 +145,6 @@ const insertRefreshToken = prepared(
       successor_enc: null,
       rotated_by: null,
     }),
-);
-
-const touchSession = prepared((db, id: string, now: number) =>
-  db.updateTable('sessions').set({ last_refreshed_at: now }).where('id', '=', id),
 );
 
 const insertSession = prepared(
@@ -187,8 +182,9 @@ const insertSession = prepared(
 /**
  * PostgreSQL: a whole rotation in one statement (atomic without BEGIN and COMMIT round trips).
  * `rotated` is the conditional update that makes exactly one concurrent caller the winner; the
- * successor, the session's refresh time and (`rotateAndRecord`) the audit event are written only
- * from its row, i.e. only for the winner.
+ * successor and (`rotateAndRecord`) the audit event are written only from its row, i.e. only for
+ * the winner. The session row is not written: its last refresh is the newest `rotated_at` of its
+ * tokens (`lastRefreshedAt`).
  */
 const rotation = (
   oldId: string,
@@ -208,9 +204,6 @@ const rotation = (
     insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
     select ${successorId}::text, session_id, ${secretHash}::text, ${now}::bigint, ${expiresAt}::bigint
     from rotated
-  ),
-  touched as (
-    update sessions set last_refreshed_at = ${now} where id = (select session_id from rotated)
   )`;
 
 type RotationArgs = Parameters<typeof rotation>;
@@ -229,10 +222,13 @@ const rotateAndRecord = prepared((_db, ...args: [...RotationArgs, ...EventColumn
   select exists (select 1 from rotated) as rotated`;
 });
 
-/** A refresh token with its session, its session's user and the user's custom claims. */
+/**
+ * A refresh token with its session, its session's user and the user's custom claims. The session
+ * comes without its last refresh, which a grant does not need (`lastRefreshedAt`).
+ */
 export interface RefreshFound {
   token: RefreshTokenRow;
-  session: Session;
+  session: Omit<Session, 'last_refreshed_at'>;
   user: User;
   claims: CustomClaims;
 }
@@ -261,7 +257,6 @@ function refreshFound(tokenId: string, r: RefreshContextRow): RefreshFound {
       passkey_id: r.passkey_id,
       created_at: r.s_created_at,
       expires_at: r.s_expires_at,
-      last_refreshed_at: r.last_refreshed_at,
       revoked_at: r.revoked_at,
       revoked_reason: r.revoked_reason,
     },
@@ -283,8 +278,8 @@ function refreshFound(tokenId: string, r: RefreshContextRow): RefreshFound {
  * (the read, then the rotation). The conditional update is the whole check: the secret's hash
  * (compared in the database; a SHA-256 of 256 random bits, whose comparison time tells an
  * attacker nothing he could steer), not yet rotated, not expired, the session live and the
- * client's. It makes exactly one concurrent caller the winner, as `rotation` does; the successor,
- * the session's refresh time and the `refresh` event are written from its row only. The final
+ * client's. It makes exactly one concurrent caller the winner, as `rotation` does; the successor
+ * and the `refresh` event are written from its row only. The final
  * select reads the context as `refreshContext` does (the statement's snapshot: the token as it
  * was before this rotation), and only when this caller won.
  */
@@ -316,9 +311,6 @@ const currentRotation = prepared(
     select ${successorId}::text, session_id, ${successorHash}::text, ${now}::bigint, expires_at
     from rotated
   ),
-  touched as (
-    update sessions set last_refreshed_at = ${now} where id = (select session_id from rotated)
-  ),
   event as (
     insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
     select ${eventId}::text, ${projectId}::text, user_id, 'refresh',
@@ -327,7 +319,7 @@ const currentRotation = prepared(
   )
   select t.secret_hash, t.expires_at as t_expires_at, t.rotated_at, t.successor_enc, t.rotated_by,
     s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id, s.passkey_id,
-    s.created_at as s_created_at, s.expires_at as s_expires_at, s.last_refreshed_at, s.revoked_at,
+    s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
     s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
     u.created_at as u_created_at, u.last_sign_in_at, c.claims
   from rotated as r
@@ -336,6 +328,33 @@ const currentRotation = prepared(
   join users as u on u.id = s.user_id
   left join user_claims as c on c.user_id = u.id and c.project_id = s.project_id`,
 );
+
+/**
+ * A session's last refresh: the newest rotation among its refresh tokens, which are kept for the
+ * session's life (reuse detection). A refresh grant writes only the tokens, not the session row:
+ * one row write, its WAL record and its dead tuple fewer per grant. `sessions.last_refreshed_at`
+ * is no longer written (the previous release's instances still write it during a rolling
+ * upgrade, so the column stays); every read of a session takes this instead.
+ */
+const lastRefreshedAt = sql<
+  number | null
+>`(select max(t.rotated_at) from refresh_tokens as t where t.session_id = sessions.id)`;
+
+/** A session's columns as `Session` has them, its last refresh from `lastRefreshedAt`. */
+const sessionColumns = [
+  'id',
+  'project_id',
+  'user_id',
+  'auth_method',
+  'auth_time',
+  'device_id',
+  'passkey_id',
+  'created_at',
+  'expires_at',
+  'revoked_at',
+  'revoked_reason',
+  lastRefreshedAt.as('last_refreshed_at'),
+] as const;
 
 export class SessionRepository {
   constructor(private readonly db: Db) {}
@@ -381,7 +400,11 @@ export class SessionRepository {
   }
 
   findById(id: string): Promise<Session | undefined> {
-    return this.db.kysely.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.kysely
+      .selectFrom('sessions')
+      .select(sessionColumns)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   findRefreshToken(id: string): Promise<RefreshTokenRow | undefined> {
@@ -442,8 +465,8 @@ export class SessionRepository {
   }
 
   /**
-   * Rotates a refresh token: marks the old one used and stores its successor, atomically, and
-   * touches the session. The conditional update makes exactly one of several concurrent callers
+   * Rotates a refresh token: marks the old one used and stores its successor, atomically (the
+   * session row is not written: see `lastRefreshedAt`). The conditional update makes exactly one of several concurrent callers
    * (in any number of processes) the winner; the others get false. An `event` (from
    * `AuditLog.inline`) is stored with the rotation, only when this caller won.
    *
@@ -490,7 +513,6 @@ export class SessionRepository {
         now,
         successor.expires_at,
       );
-      await touchSession(trx, successor.session_id, now);
       if (event) await auditRepository.insert(trx, event);
       return true;
     });
@@ -502,7 +524,7 @@ export class SessionRepository {
   }
 
   listByUser(userId: string, includeRevoked = false): Promise<Session[]> {
-    let query = this.db.kysely.selectFrom('sessions').selectAll().where('user_id', '=', userId);
+    let query = this.db.kysely.selectFrom('sessions').select(sessionColumns).where('user_id', '=', userId);
     if (!includeRevoked) query = query.where('revoked_at', 'is', null);
     return query.orderBy('created_at', 'desc').execute();
   }

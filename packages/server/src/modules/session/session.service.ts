@@ -31,7 +31,8 @@ export type RevokedBy = 'user' | 'integrator';
 /** A refresh token that is genuine (its secret matched), with its session and user. */
 export interface RefreshContext {
   token: RefreshTokenRow;
-  session: Session;
+  /** Without its last refresh, which a grant neither needs nor writes (see SessionRepository). */
+  session: Omit<Session, 'last_refreshed_at'>;
   user: User;
   /** The user's custom claims, parsed. */
   claims: Record<string, unknown>;
@@ -176,13 +177,7 @@ export class SessionService {
       if (won) {
         if (inline) this.deps.audit.stored(inline);
         else await this.deps.audit.record(event);
-        return this.deps.minter.bundle(
-          project,
-          user,
-          { ...session, last_refreshed_at: now },
-          next.token,
-          claims,
-        );
+        return this.deps.minter.bundle(project, user, session, next.token, claims);
       }
     }
     return this.#replayed(found, project, client);
@@ -228,7 +223,7 @@ export class SessionService {
       type: 'refresh',
       data: { session_id: session.id },
     });
-    return this.deps.minter.bundle(project, user, { ...session, last_refreshed_at: now }, next.token, claims);
+    return this.deps.minter.bundle(project, user, session, next.token, claims);
   }
 
   /** A rotated token presented again: the grace answer to the same client, else reuse. */
@@ -295,7 +290,10 @@ export class SessionService {
     return session ? this.#revokeForClient(clientId, session) : 'ignored';
   }
 
-  async #revokeForClient(clientId: string, session: Session): Promise<RevokeOutcome> {
+  async #revokeForClient(
+    clientId: string,
+    session: Omit<Session, 'last_refreshed_at'>,
+  ): Promise<RevokeOutcome> {
     const project = await this.deps.projects.byId(session.project_id);
     if (!project || project.api_key_id !== clientId) return 'wrong_client';
     await this.end(session, 'revoked', 'user');
@@ -303,7 +301,7 @@ export class SessionService {
   }
 
   /** Ends one session and records who did it; false when it had ended already. */
-  async end(session: Session, reason: string, by: RevokedBy): Promise<boolean> {
+  async end(session: Omit<Session, 'last_refreshed_at'>, reason: string, by: RevokedBy): Promise<boolean> {
     if (!(await this.deps.repository.revoke(session.id, reason, this.deps.now()))) return false;
     this.deps.revocations.add(session.id);
     await this.deps.audit.record({
