@@ -10,6 +10,12 @@ export interface RateLimitResult {
   retryAfter: number;
 }
 
+/** What `hitSteps` counted: the windows of the steps that ran, with their results, in order. */
+export interface StepsCounted<H extends Hit> {
+  counted: H[];
+  results: RateLimitResult[];
+}
+
 /** A window to count a hit on. */
 export interface Hit {
   scope: string;
@@ -59,6 +65,58 @@ export class RateLimiter {
       count: window.count,
       retryAfter: rateLimitsRepository.secondsLeft(window, now),
     }));
+  }
+
+  /**
+   * One hit on each window, step by step: a step is counted only when every window of the steps
+   * before it allowed, so a caller refused early never touches the windows of later steps (shared
+   * ones, say). `insert` is made only when every window allowed. One statement on PostgreSQL
+   * (`hitInSteps`); on SQLite, where a statement costs about a function call, one per step and the
+   * insert after. Empty steps are skipped; the windows must differ.
+   */
+  async hitSteps<H extends Hit>(
+    steps: ReadonlyArray<readonly H[]>,
+    insert?: rateLimitsRepository.InsertWhenAllowed,
+  ): Promise<StepsCounted<H>> {
+    const ran = steps.filter((step) => step.length > 0);
+    const keys = new Set(ran.flat().map((h) => rateLimitsRepository.rateLimitKey(h.scope, h.subject)));
+    if (keys.size !== ran.flat().length) throw new Error('hitSteps: the same window twice');
+    const counted: H[] = [];
+    const results: RateLimitResult[] = [];
+    if (this.db.dialect === 'postgres' && ran.length > 0) {
+      const now = this.now();
+      const keyed = ran.map((step) =>
+        step.map((hit) => ({
+          hit,
+          key: rateLimitsRepository.rateLimitKey(hit.scope, hit.subject),
+          resetAt: now + hit.rule.window * 1000,
+          limit: hit.rule.limit,
+        })),
+      );
+      const windows = await rateLimitsRepository.hitInSteps(this.db.kysely, keyed, now, insert);
+      for (const step of keyed) {
+        if (!windows.has(step[0]!.key)) break;
+        for (const { hit, key } of step) {
+          const window = windows.get(key);
+          if (!window) throw new Error('rate limit upsert returned no row');
+          counted.push(hit);
+          results.push({
+            allowed: window.count <= hit.rule.limit,
+            count: window.count,
+            retryAfter: rateLimitsRepository.secondsLeft(window, now),
+          });
+        }
+        if (results.some((r) => !r.allowed)) break;
+      }
+      return { counted, results };
+    }
+    for (const step of ran) {
+      counted.push(...step);
+      results.push(...(await this.hitAll(step)));
+      if (results.some((r) => !r.allowed)) return { counted, results };
+    }
+    if (insert) await together(this.db.kysely, [insert.write]);
+    return { counted, results };
   }
 
   /** Gives back one unit of each window, together (one statement on PostgreSQL). */

@@ -44,13 +44,24 @@ eachDialect('an OTP start refused for its own network touches no shared window',
       hour: await countOf('otp-budget-hour', budget),
     };
     assert.equal(before.ceiling, 2);
+    const challenges = async () =>
+      Number(
+        (
+          await server.storage.db.kysely
+            .selectFrom('otp_challenges')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const challengesBefore = await challenges();
     // Every window the refused starts count a hit on, even one given back at once.
     const limiter = server.ctx.limiter;
-    const hitAll = limiter.hitAll.bind(limiter);
+    const hitSteps = limiter.hitSteps.bind(limiter);
     const touched = new Set<string>();
-    limiter.hitAll = (hits) => {
-      for (const h of hits) touched.add(h.scope);
-      return hitAll(hits);
+    limiter.hitSteps = async (steps, insert) => {
+      const result = await hitSteps(steps, insert);
+      for (const h of result.counted) touched.add(h.scope);
+      return result;
     };
     let refused: PromiseSettledResult<unknown>[];
     try {
@@ -58,8 +69,10 @@ eachDialect('an OTP start refused for its own network touches no shared window',
         Array.from({ length: 20 }, () => server.ctx.otp.start(project, identifier, stranger)),
       );
     } finally {
-      limiter.hitAll = hitAll;
+      limiter.hitSteps = hitSteps;
     }
+    // A refused start stores no challenge.
+    assert.equal(await challenges(), challengesBefore);
     assert.deepEqual([...touched], ['otp-start']);
     assert.ok(
       refused.every(

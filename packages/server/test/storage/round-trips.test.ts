@@ -72,12 +72,12 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     return server.ctx.otp.complete(project, id, code, getOAuthToken, network);
   }
 
-  test('an OTP start: five (its own windows, the ceiling, the budgets, the challenge, the event)', async () => {
+  test('an OTP start: two (its windows in three steps with the challenge, then the event)', async () => {
     const { result, sent } = await statementsOf(() =>
       server.ctx.otp.start(project, 'start@example.com', network),
     );
     assert.ok(result.challenge_id);
-    assert.equal(sent.length, 5, `${sent.length} round trips:\n${describeIt(sent)}`);
+    assert.equal(sent.length, 2, `${sent.length} round trips:\n${describeIt(sent)}`);
     assert.ok(
       sent.every((s) => s.named),
       `named prepared statements:\n${describeIt(sent)}`,

@@ -3,7 +3,13 @@ import type { Db } from '../../db/connect.js';
 import { prepared } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
 import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
-import { hitIn, keyIn, keyParts, type RateWindow } from '../rate-limits/rate-limits.repository.js';
+import {
+  hitIn,
+  type InsertWhenAllowed,
+  keyIn,
+  keyParts,
+  type RateWindow,
+} from '../rate-limits/rate-limits.repository.js';
 
 export interface ReservedAttempt {
   identifier: string;
@@ -203,6 +209,47 @@ const windowOf = (count: number | null, resetAt: number | null): RateWindow | un
 
 export class OtpRepository {
   constructor(private readonly db: Db) {}
+
+  /**
+   * The challenge's insert, to be made only when its start is admitted
+   * (`RateLimiter.hitSteps`): on PostgreSQL in the same statement as the start's rate limits.
+   */
+  insertWhenAllowed(challenge: Omit<OtpChallengeTable, 'attempts'>): InsertWhenAllowed {
+    const c = challenge;
+    const values = [
+      c.id,
+      c.project_id,
+      c.identifier,
+      c.channel,
+      c.code_hash,
+      c.max_attempts,
+      c.created_at,
+      c.expires_at,
+      c.consumed_at,
+    ] as const;
+    return {
+      id: 'otp_challenges',
+      values,
+      from: (
+        source,
+        id,
+        projectId,
+        identifier,
+        channel,
+        codeHash,
+        maxAttempts,
+        createdAt,
+        expiresAt,
+        consumedAt,
+      ) =>
+        sql`insert into otp_challenges
+      (id, project_id, identifier, channel, code_hash, max_attempts, created_at, expires_at, consumed_at)
+    select ${id}::text, ${projectId}::text, ${identifier}::text, ${channel}::text, ${codeHash}::text,
+      ${maxAttempts}::integer, ${createdAt}::bigint, ${expiresAt}::bigint, ${consumedAt}::bigint
+    from ${sql.raw(source)} where ok`,
+      write: insertChallenge.write(...values),
+    };
+  }
 
   async insert(challenge: Omit<OtpChallengeTable, 'attempts'>): Promise<void> {
     const c = challenge;

@@ -4,11 +4,16 @@ import { hmac, safeEqual } from '../../crypto/hash.js';
 import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
-import type { Hit, RateLimiter, RateLimitResult } from '../../plugins/rate-limiter.js';
+import type { Hit, RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
 import { webOtpDomain } from '../projects/project-settings.js';
-import { rateLimitKey, refundWrite, secondsLeft } from '../rate-limits/rate-limits.repository.js';
+import {
+  type InsertWhenAllowed,
+  rateLimitKey,
+  refundWrite,
+  secondsLeft,
+} from '../rate-limits/rate-limits.repository.js';
 import type { SignInService } from '../sign-in/sign-in.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.js';
@@ -101,21 +106,28 @@ export class OtpService {
     const everywhere = `${project.id}\0${identifier.value}`;
     const subject = `${everywhere}\0${client}`;
     const { ttl, maxAttempts, resendInterval } = this.config.otp;
-    await this.#admit(project, identifier, evidence, everywhere, subject);
     const id = randomId('otp');
     const code = randomDigits(6);
     const now = this.now();
-    await this.repository.insert({
-      id,
-      project_id: project.id,
-      identifier: identifier.value,
-      channel: identifier.channel,
-      code_hash: hmac(this.codeKey, id, code),
-      max_attempts: maxAttempts,
-      created_at: now,
-      expires_at: now + ttl * 1000,
-      consumed_at: null,
-    });
+    // Stored with the start's rate limits, only if they admit it (one statement on PostgreSQL).
+    await this.#admit(
+      project,
+      identifier,
+      evidence,
+      everywhere,
+      subject,
+      this.repository.insertWhenAllowed({
+        id,
+        project_id: project.id,
+        identifier: identifier.value,
+        channel: identifier.channel,
+        code_hash: hmac(this.codeKey, id, code),
+        max_attempts: maxAttempts,
+        created_at: now,
+        expires_at: now + ttl * 1000,
+        consumed_at: null,
+      }),
+    );
     try {
       await this.delivery.send({
         to: identifier.value,
@@ -152,6 +164,7 @@ export class OtpService {
    * stop the real user from getting one; a larger ceiling per identifier bounds what all networks
    * together can send to one person; the project's budgets (per channel, and per number range for
    * SMS) bound what everyone together can send. A refusal gives back what it had counted.
+   * `challenge` is stored only when the start is admitted.
    */
   async #admit(
     project: Project,
@@ -159,12 +172,13 @@ export class OtpService {
     evidence: StartEvidence,
     everywhere: string,
     subject: string,
+    challenge: InsertWhenAllowed,
   ): Promise<void> {
     this.budget.checkDestination(project, identifier);
     await this.verifier?.verify(project.id, identifier.channel, evidence);
     const { resendInterval } = this.config.otp;
-    // Every window a start counts against, in the order they are judged, in three steps of one
-    // statement each: the caller's own windows (this identifier from this network), then the
+    // Every window a start counts against, in the order they are judged, in three steps (one
+    // statement for all three and the challenge on PostgreSQL, one each on SQLite): the caller's own windows (this identifier from this network), then the
     // identifier-wide ceiling, then the project's sending budgets. A step runs only when the ones
     // before it allowed, so a refused stranger never touches a window shared with others, not even
     // for a moment (the per-network design: a stranger cannot spend the real user's ceiling or the
@@ -198,14 +212,7 @@ export class OtpService {
         counter,
       })),
     ];
-    const counted: Window[] = [];
-    const results: RateLimitResult[] = [];
-    for (const step of steps) {
-      if (step.length === 0) continue;
-      counted.push(...step);
-      results.push(...(await this.limiter.hitAll(step)));
-      if (results.some((r) => !r.allowed)) break;
-    }
+    const { counted, results } = await this.limiter.hitSteps(steps, challenge);
     const refused = results.findIndex((r) => !r.allowed);
     if (refused < 0) return;
     const window = counted[refused]!;

@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { sha256 } from '../../crypto/hash.js';
 import { deleteInBatches } from '../../db/batched-delete.js';
-import { prepared, type Write } from '../../db/prepared.js';
+import { type Prepared, prepared, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 
 /**
@@ -156,6 +156,107 @@ export async function addOneEach(
     if (!row) throw new Error('rate limit upsert returned no row');
     return { count: Number(row.count), resetAt: Number(row.reset_at) };
   });
+}
+
+/** A window of `hitInSteps`: its key, its end if it starts now, and its limit. */
+export interface StagedWindow {
+  key: string;
+  resetAt: number;
+  limit: number;
+}
+
+/**
+ * A one-row insert to make only when every window of `hitInSteps` allowed. On PostgreSQL it runs
+ * inside the steps' statement: `from(source, ...values)` is `insert into … select <values, each a
+ * parameter with its cast> from <source> where ok`, `source` being a one-row relation with a
+ * boolean `ok`. Elsewhere `write` runs after the steps.
+ */
+export interface InsertWhenAllowed {
+  /** Identifies `from`'s text among the inserts (one compiled statement per shape). */
+  readonly id: string;
+  readonly values: readonly unknown[];
+  from(source: string, ...values: unknown[]): RawBuilder<unknown>;
+  readonly write: Write;
+}
+
+interface StagedRow {
+  key: string;
+  count: number;
+  reset_at: number;
+}
+
+/** The statements of `hitInSteps`, by shape: windows per step, and the insert. */
+const stagedStatements = new Map<string, Prepared<unknown[], StagedRow>>();
+
+/**
+ * One statement per shape: per step `i` a data-modifying CTE `s{i}` (the atomic upsert of
+ * `addOneEach`, one hit a window) that takes its rows only when `a{i-1}.ok`, and `a{i}`, whether
+ * every window so far is within its limit; then the insert, from `a{last}`. PostgreSQL runs every
+ * CTE of a statement on one snapshot, but a later step reads the earlier one's RETURNING rows
+ * (through `a{i-1}`), which is what orders them. Arguments: `now`, then per window its key, end
+ * and limit, then the insert's values.
+ */
+function stagedStatement(shape: readonly number[], insert: InsertWhenAllowed | undefined) {
+  return prepared((_db, ...args: unknown[]) => {
+    const now = args[0];
+    let at = 1;
+    const ctes: RawBuilder<unknown>[] = [];
+    const results: RawBuilder<unknown>[] = [];
+    shape.forEach((windows, i) => {
+      const step = Array.from({ length: windows }, () => {
+        const window = { key: args[at], resetAt: args[at + 1], limit: args[at + 2] };
+        at += 3;
+        return window;
+      });
+      const hits = sql.raw(`s${i}`);
+      const verdict = sql.raw(`a${i}`);
+      const before = sql.raw(`a${i - 1}`);
+      const rows = sql.join(step.map((w) => sql`(${w.key}::text, ${w.resetAt}::bigint)`));
+      const limits = sql.join(step.map((w) => sql`(${w.key}::text, ${w.limit}::integer)`));
+      ctes.push(sql`${hits} as (
+    insert into rate_limits (key, count, reset_at)
+    select v.key, 1, v.reset_at from (values ${rows}) as v (key, reset_at)${i === 0 ? sql`` : sql` where (select ok from ${before})`}
+    on conflict (key) do update set
+      count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
+      reset_at = case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end
+    returning key, count, reset_at
+  )`);
+      ctes.push(sql`${verdict} as (
+    select ${i === 0 ? sql`` : sql`(select ok from ${before}) and `}coalesce(bool_and(h.count <= l.lim), true) as ok
+    from ${hits} as h join (values ${limits}) as l (key, lim) on l.key = h.key
+  )`);
+      results.push(sql`select key, count, reset_at from ${hits}`);
+    });
+    if (insert) ctes.push(sql`inserted as (${insert.from(`a${shape.length - 1}`, ...args.slice(at))})`);
+    return sql<StagedRow>`with ${sql.join(ctes)}
+  ${sql.join(results, sql` union all `)}`;
+  });
+}
+
+/**
+ * PostgreSQL: one hit on each window, step by step, in one statement: a step's windows are counted
+ * only when every window of the steps before it is within its limit, and `insert` is made only
+ * when all are. Returns the windows counted (the steps that ran), by key. The keys must differ.
+ */
+export async function hitInSteps(
+  db: Kysely<Database>,
+  steps: ReadonlyArray<readonly StagedWindow[]>,
+  now: number,
+  insert?: InsertWhenAllowed,
+): Promise<Map<string, RateWindow>> {
+  const shape = steps.map((step) => step.length);
+  if (shape.length === 0 || shape.includes(0)) throw new Error('hitInSteps: a step without windows');
+  const name = `${shape.join('.')}|${insert?.id ?? ''}`;
+  let statement = stagedStatements.get(name);
+  if (!statement) {
+    statement = stagedStatement(shape, insert);
+    stagedStatements.set(name, statement);
+  }
+  const args: unknown[] = [now];
+  for (const step of steps) for (const w of step) args.push(w.key, w.resetAt, w.limit);
+  if (insert) args.push(...insert.values);
+  const { rows } = await statement(db, ...args);
+  return new Map(rows.map((r) => [r.key, { count: Number(r.count), resetAt: Number(r.reset_at) }]));
 }
 
 /** Gives back one unit of a window (never below zero). */
