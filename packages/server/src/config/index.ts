@@ -205,6 +205,9 @@ function trustProxy(env: Env, name: string): false | number | string[] {
   return entries;
 }
 
+const MAX_RATE_LIMIT = 2_147_483_647;
+const MAX_RATE_WINDOW = 10 * 365 * 86_400;
+
 function rateLimit(env: Env, name: string, fallback: RateLimit): RateLimit {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -214,6 +217,11 @@ function rateLimit(env: Env, name: string, fallback: RateLimit): RateLimit {
   const limit = Number(match[1]);
   const window = Number(match[2]);
   if (limit < 1 || window < 1) throw new ConfigError(`${name} needs a limit and a window of at least 1`);
+  // A window's count is a 32-bit integer in the database; ten years is longer than any window needs.
+  if (limit > MAX_RATE_LIMIT || window > MAX_RATE_WINDOW)
+    throw new ConfigError(
+      `${name} takes a limit of at most ${MAX_RATE_LIMIT} and a window of at most ${MAX_RATE_WINDOW} seconds, got "${raw}"`,
+    );
   return { limit, window };
 }
 

@@ -108,15 +108,12 @@ export class OtpService {
     const { ttl, maxAttempts, resendInterval } = this.config.otp;
     const id = randomId('otp');
     const code = randomDigits(6);
-    const now = this.now();
-    // Stored with the start's rate limits, only if they admit it (one statement on PostgreSQL).
-    await this.#admit(
-      project,
-      identifier,
-      evidence,
-      everywhere,
-      subject,
-      this.repository.insertWhenAllowed({
+    let now = this.now();
+    // Stored with the start's rate limits, only if they admit it (one statement on PostgreSQL);
+    // timed after the start verifier has answered.
+    await this.#admit(project, identifier, evidence, everywhere, subject, () => {
+      now = this.now();
+      return this.repository.insertWhenAllowed({
         id,
         project_id: project.id,
         identifier: identifier.value,
@@ -126,8 +123,8 @@ export class OtpService {
         created_at: now,
         expires_at: now + ttl * 1000,
         consumed_at: null,
-      }),
-    );
+      });
+    });
     try {
       await this.delivery.send({
         to: identifier.value,
@@ -164,7 +161,7 @@ export class OtpService {
    * stop the real user from getting one; a larger ceiling per identifier bounds what all networks
    * together can send to one person; the project's budgets (per channel, and per number range for
    * SMS) bound what everyone together can send. A refusal gives back what it had counted.
-   * `challenge` is stored only when the start is admitted.
+   * `challenge` (called once the verifier has answered) is stored only when the start is admitted.
    */
   async #admit(
     project: Project,
@@ -172,7 +169,7 @@ export class OtpService {
     evidence: StartEvidence,
     everywhere: string,
     subject: string,
-    challenge: InsertWhenAllowed,
+    challenge: () => InsertWhenAllowed,
   ): Promise<void> {
     this.budget.checkDestination(project, identifier);
     await this.verifier?.verify(project.id, identifier.channel, evidence);
@@ -212,7 +209,7 @@ export class OtpService {
         counter,
       })),
     ];
-    const { counted, results } = await this.limiter.hitSteps(steps, challenge);
+    const { counted, results } = await this.limiter.hitSteps(steps, challenge());
     const refused = results.findIndex((r) => !r.allowed);
     if (refused < 0) return;
     const window = counted[refused]!;

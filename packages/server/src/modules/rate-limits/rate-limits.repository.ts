@@ -212,7 +212,7 @@ function stagedStatement(shape: readonly number[], insert: InsertWhenAllowed | u
       const verdict = sql.raw(`a${i}`);
       const before = sql.raw(`a${i - 1}`);
       const rows = sql.join(step.map((w) => sql`(${w.key}::text, ${w.resetAt}::bigint)`));
-      const limits = sql.join(step.map((w) => sql`(${w.key}::text, ${w.limit}::integer)`));
+      const limits = sql.join(step.map((w) => sql`(${w.key}::text, ${w.limit}::bigint)`));
       ctes.push(sql`${hits} as (
     insert into rate_limits (key, count, reset_at)
     select v.key, 1, v.reset_at from (values ${rows}) as v (key, reset_at)${i === 0 ? sql`` : sql` where (select ok from ${before})`}
