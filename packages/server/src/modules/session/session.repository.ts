@@ -4,6 +4,7 @@ import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
 import { prepared, together, type Write } from '../../db/prepared.js';
 import type { Database, Session, User } from '../../db/schema.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { EventColumns } from '../audit/audit.repository.js';
 import * as auditRepository from '../audit/audit.repository.js';
 import type { RecordedEvent } from '../audit/events.js';
@@ -356,7 +357,105 @@ const sessionColumns = [
   lastRefreshedAt.as('last_refreshed_at'),
 ] as const;
 
+/** One grant of `batchedRotation`: `currentRotation`'s arguments, per grant. */
+interface PendingRotation {
+  oldId: string;
+  secretHash: string;
+  projectId: string;
+  now: number;
+  successorEnc: string;
+  rotatedBy: string;
+  successorId: string;
+  successorHash: string;
+  eventId: string;
+  eventAt: number;
+  resolve(found: RefreshFound | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** Grants in one batched statement at most. */
+const MAX_BATCH = 32;
+
+/**
+ * PostgreSQL: `currentRotation` for several grants in one statement, each grant a row of the
+ * arrays (`unnest`); the rows returned are the winners', each with its own `successor_id`. Every
+ * grant is checked, rotated, recorded and read exactly as alone: the conditional update joins each
+ * token to its own input row, and everything after it (successor, event, context) is written and
+ * read from `rotated`'s rows, each carrying its input row's values. The tokens of one batch differ
+ * (`SessionRepository` defers a repeat to the next batch): a row cannot be updated twice in one
+ * statement.
+ */
+const batchedRotation = prepared(
+  (
+    _db,
+    oldIds: string[],
+    secretHashes: string[],
+    projectIds: string[],
+    nows: number[],
+    successorEncs: string[],
+    rotatedBys: string[],
+    successorIds: string[],
+    successorHashes: string[],
+    eventIds: string[],
+    eventAts: number[],
+  ) => sql<RefreshContextRow & { successor_id: string }>`with
+  input as (
+    select * from unnest(${oldIds}::text[], ${secretHashes}::text[], ${projectIds}::text[],
+      ${nows}::bigint[], ${successorEncs}::text[], ${rotatedBys}::text[], ${successorIds}::text[],
+      ${successorHashes}::text[], ${eventIds}::text[], ${eventAts}::bigint[])
+      as i (old_id, secret_hash, project_id, now, successor_enc, rotated_by, successor_id,
+        successor_hash, event_id, event_at)
+  ),
+  found as (
+    select i.successor_id, i.successor_hash, i.successor_enc, i.rotated_by, i.now, i.event_id,
+      i.event_at, f.*
+    from input as i
+    cross join lateral (
+      select t.ctid as tid, t.id as old_id, t.secret_hash, t.expires_at as t_expires_at,
+        t.rotated_at, t.successor_enc as t_successor_enc, t.rotated_by as t_rotated_by,
+        s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id,
+        s.passkey_id, s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
+        s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
+        u.created_at as u_created_at, u.last_sign_in_at, c.claims
+      from refresh_tokens as t
+      join sessions as s on s.id = t.session_id
+      join users as u on u.id = s.user_id
+      left join user_claims as c on c.user_id = u.id and c.project_id = s.project_id
+      where t.id = i.old_id and t.secret_hash = i.secret_hash and t.rotated_at is null
+        and t.expires_at > i.now and s.project_id = i.project_id and s.revoked_at is null
+        and s.expires_at > i.now
+      offset 0
+    ) as f
+  ),
+  rotated as (
+    update refresh_tokens as t
+    set rotated_at = f.now, successor_enc = f.successor_enc, rotated_by = f.rotated_by
+    from found as f
+    where t.ctid = any (array(select tid from found)) and t.ctid = f.tid and t.rotated_at is null
+    returning f.*
+  ),
+  successor as (
+    insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
+    select successor_id, s_id, successor_hash, now, s_expires_at from rotated
+  ),
+  event as (
+    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select event_id, project_id, user_id, 'refresh',
+      '{"session_id":' || to_json(s_id)::text || '}', null, event_at
+    from rotated
+  )
+  select successor_id, secret_hash, t_expires_at, rotated_at, t_successor_enc as successor_enc,
+    t_rotated_by as rotated_by, s_id, project_id, user_id, auth_method, auth_time, device_id,
+    passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, identifier,
+    identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
+  from rotated`,
+);
+
 export class SessionRepository {
+  /** Grants waiting for the next batch (`rotateCurrent`). */
+  #pending: PendingRotation[] = [];
+  #flushing = false;
+
   constructor(private readonly db: Db) {}
 
   /** Inserts a session with its first refresh token, atomically. */
@@ -446,22 +545,100 @@ export class SessionRepository {
     event: { id: string; createdAt: number },
   ): Promise<RefreshFound | undefined> {
     if (!this.rotatesInOneStatement) throw new Error('rotateCurrent needs PostgreSQL');
-    const [r] = (
-      await currentRotation(
-        this.db.kysely,
-        presented.id,
-        presented.secret_hash,
+    return new Promise((resolve, reject) => {
+      this.#pending.push({
+        oldId: presented.id,
+        secretHash: presented.secret_hash,
         projectId,
         now,
-        successor.successor_enc,
+        successorEnc: successor.successor_enc,
         rotatedBy,
-        successor.id,
-        successor.secret_hash,
-        event.id,
-        event.createdAt,
-      )
-    ).rows;
-    return r ? refreshFound(presented.id, r) : undefined;
+        successorId: successor.id,
+        successorHash: successor.secret_hash,
+        eventId: event.id,
+        eventAt: event.createdAt,
+        resolve,
+        reject,
+      });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  /**
+   * Sends the grants that arrived since the last batch went out: the grants of one turn of the
+   * event loop share one statement (`batchedRotation`), so that under load a grant costs a fraction
+   * of a round trip and of a commit, and alone it waits for nothing but the end of the turn. A
+   * token presented twice waits for the next batch. When a batch fails as a whole (a deadlock with
+   * another instance's batch over the same tokens, a lost connection), its grants run one by one
+   * (`currentRotation`), each settled by its own statement as it would have been unbatched; when
+   * the database is away, they all get its error at once.
+   */
+  #flush(): void {
+    const batch: PendingRotation[] = [];
+    const later: PendingRotation[] = [];
+    const tokens = new Set<string>();
+    for (const grant of this.#pending) {
+      if (batch.length < MAX_BATCH && !tokens.has(grant.oldId)) {
+        tokens.add(grant.oldId);
+        batch.push(grant);
+      } else later.push(grant);
+    }
+    this.#pending = later;
+    if (later.length > 0) setImmediate(() => this.#flush());
+    else this.#flushing = false;
+    if (batch.length === 1) {
+      this.#alone(batch[0]!);
+      return;
+    }
+    // The same order in every batch: two batches holding the same tokens lock them in one order.
+    batch.sort((a, b) => (a.oldId < b.oldId ? -1 : 1));
+    const column = <K extends keyof PendingRotation>(key: K) => batch.map((g) => g[key]);
+    batchedRotation(
+      this.db.kysely,
+      column('oldId'),
+      column('secretHash'),
+      column('projectId'),
+      column('now'),
+      column('successorEnc'),
+      column('rotatedBy'),
+      column('successorId'),
+      column('successorHash'),
+      column('eventId'),
+      column('eventAt'),
+    ).then(
+      ({ rows }) => {
+        const won = new Map(rows.map((r) => [r.successor_id, r]));
+        for (const grant of batch) {
+          const row = won.get(grant.successorId);
+          grant.resolve(row ? refreshFound(grant.oldId, row) : undefined);
+        }
+      },
+      (error: unknown) => {
+        // The database away: every grant would fail alone too (and wait as long again).
+        if (isDatabaseUnavailable(error)) for (const grant of batch) grant.reject(error);
+        else for (const grant of batch) this.#alone(grant);
+      },
+    );
+  }
+
+  /** One grant in its own statement. */
+  #alone(grant: PendingRotation): void {
+    currentRotation(
+      this.db.kysely,
+      grant.oldId,
+      grant.secretHash,
+      grant.projectId,
+      grant.now,
+      grant.successorEnc,
+      grant.rotatedBy,
+      grant.successorId,
+      grant.successorHash,
+      grant.eventId,
+      grant.eventAt,
+    ).then(({ rows: [r] }) => grant.resolve(r ? refreshFound(grant.oldId, r) : undefined), grant.reject);
   }
 
   /**

@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import { randomUUID } from '../../src/crypto/random.js';
+import type { Db } from '../../src/db/connect.js';
+import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
+import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import { SessionRepository } from '../../src/modules/session/session.repository.js';
+import { createStorage, describePostgres, type TestStorage } from '../helpers/harness.js';
+
+// SessionRepository.rotateCurrent on PostgreSQL: the grants of one turn of the event loop share one
+// statement. Each must come out exactly as it would alone: its own session, user and claims, its
+// own successor and event, nothing for a token that is not current, and a failure confined to the
+// grant that caused it.
+describePostgres('batched refresh rotations [postgres]', () => {
+  let storage: TestStorage;
+  let projectId: string;
+  let otherProjectId: string;
+  const now = Date.UTC(2030, 0, 1);
+
+  beforeEach(async () => {
+    storage = await createStorage('postgres');
+    const projects = new ProjectsService(new ProjectsRepository(storage.db), () => now);
+    projectId = (await projects.create({ name: 'p' })).project_id;
+    otherProjectId = (await projects.create({ name: 'q' })).project_id;
+  });
+  afterEach(() => storage.cleanup());
+
+  /** A user (with custom claims naming them) and a session whose current token is `t<i>`. */
+  async function session(i: number, project = projectId) {
+    const { kysely } = storage.db;
+    const userId = `user-${i}`;
+    await kysely
+      .insertInto('users')
+      .values({
+        id: userId,
+        project_id: project,
+        identifier: `u${i}@example.com`,
+        identifier_type: 'email',
+        client_user_id: `client-${i}`,
+        created_at: now,
+        last_sign_in_at: now,
+      })
+      .execute();
+    await kysely
+      .insertInto('user_claims')
+      .values({ user_id: userId, project_id: project, claims: JSON.stringify({ n: i }), updated_at: now })
+      .execute();
+    const sessionId = `session-${i}`;
+    await new SessionRepository(storage.db).create(
+      {
+        id: sessionId,
+        project_id: project,
+        user_id: userId,
+        auth_method: 'OTP',
+        auth_time: now,
+        device_id: null,
+        passkey_id: null,
+        created_at: now,
+        expires_at: now + 86_400_000,
+        last_refreshed_at: null,
+        revoked_at: null,
+        revoked_reason: null,
+      },
+      { id: `t${i}`, secret_hash: `h${i}` },
+    );
+    return { userId, sessionId };
+  }
+
+  /** `rotateCurrent` of token `t<i>`, presenting `secretHash`, its successor `next-<i>`. */
+  const rotate = (repository: SessionRepository, i: number, secretHash = `h${i}`, project = projectId) =>
+    repository.rotateCurrent(
+      { id: `t${i}`, secret_hash: secretHash },
+      project,
+      { id: `next-${i}-${randomUUID()}`, secret_hash: `next-h${i}`, successor_enc: `enc-${i}` },
+      now + 1000,
+      `client-${i}`,
+      { id: `evt_${i}_${randomUUID()}`, createdAt: now + 1000 },
+    );
+
+  /** Counts the statements `db` sends while `fn` runs. */
+  async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+    const executor = db.kysely.getExecutor();
+    const original = executor.executeQuery.bind(executor);
+    let statements = 0;
+    executor.executeQuery = ((...args: Parameters<typeof original>) => {
+      statements++;
+      return original(...args);
+    }) as typeof executor.executeQuery;
+    try {
+      return { result: await fn(), statements };
+    } finally {
+      executor.executeQuery = original;
+    }
+  }
+
+  test('40 grants in one turn: one statement, each with its own session, user and claims', async () => {
+    const sessions: Array<{ userId: string; sessionId: string }> = [];
+    for (let i = 0; i < 40; i++) sessions.push(await session(i));
+    const repository = new SessionRepository(storage.db);
+    const { result, statements } = await statementsOf(storage.db, () =>
+      Promise.all(sessions.map((_, i) => rotate(repository, i))),
+    );
+    // At most 32 grants a statement.
+    assert.equal(statements, 2);
+    result.forEach((found, i) => {
+      assert.ok(found, `grant ${i} won`);
+      assert.equal(found.token.id, `t${i}`);
+      assert.equal(found.token.secret_hash, `h${i}`);
+      assert.equal(found.token.rotated_at, null, 'the token as it was before this rotation');
+      assert.equal(found.session.id, sessions[i]!.sessionId);
+      assert.equal(found.session.user_id, sessions[i]!.userId);
+      assert.equal(found.user.id, sessions[i]!.userId);
+      assert.equal(found.user.identifier, `u${i}@example.com`);
+      assert.equal(found.user.client_user_id, `client-${i}`);
+      assert.deepEqual(found.claims, { n: i });
+    });
+    const { kysely } = storage.db;
+    const tokens = await kysely.selectFrom('refresh_tokens').selectAll().execute();
+    for (let i = 0; i < 40; i++) {
+      const old = tokens.find((t) => t.id === `t${i}`)!;
+      assert.equal(old.rotated_at, now + 1000);
+      assert.equal(old.successor_enc, `enc-${i}`);
+      assert.equal(old.rotated_by, `client-${i}`);
+      const next = tokens.filter((t) => t.id.startsWith(`next-${i}-`));
+      assert.equal(next.length, 1);
+      assert.equal(next[0]!.session_id, sessions[i]!.sessionId);
+      assert.equal(next[0]!.secret_hash, `next-h${i}`);
+    }
+    const events = await kysely
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('type', '=', 'refresh')
+      .execute();
+    assert.equal(events.length, 40);
+    for (const event of events) {
+      const i = Number(event.id.split('_')[1]);
+      assert.equal(event.user_id, sessions[i]!.userId);
+      assert.deepEqual(JSON.parse(event.data), { session_id: sessions[i]!.sessionId });
+    }
+  });
+
+  test('tokens that are not current get nothing, in the same batch as those that are', async () => {
+    for (let i = 0; i < 6; i++) await session(i);
+    await session(6, otherProjectId);
+    const repository = new SessionRepository(storage.db);
+    await storage.db.kysely
+      .updateTable('sessions')
+      .set({ revoked_at: now, revoked_reason: 'test' })
+      .where('id', '=', 'session-3')
+      .execute();
+    await storage.db.kysely
+      .updateTable('refresh_tokens')
+      .set({ expires_at: now })
+      .where('id', '=', 't4')
+      .execute();
+    const results = await Promise.all([
+      rotate(repository, 0),
+      rotate(repository, 1, 'wrong-secret'),
+      rotate(repository, 2),
+      rotate(repository, 3),
+      rotate(repository, 4),
+      rotate(repository, 6),
+      rotate(repository, 5),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r?.token.id),
+      ['t0', undefined, 't2', undefined, undefined, undefined, 't5'],
+    );
+    const rotated = await storage.db.kysely
+      .selectFrom('refresh_tokens')
+      .select('id')
+      .where('rotated_at', 'is not', null)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rotated.map((r) => r.id),
+      ['t0', 't2', 't5'],
+    );
+  });
+
+  test('one token twice in one turn: one winner, the other waits for the next batch and loses', async () => {
+    await session(0);
+    await session(1);
+    const repository = new SessionRepository(storage.db);
+    const results = await Promise.all([rotate(repository, 0), rotate(repository, 1), rotate(repository, 0)]);
+    assert.ok(results[0]);
+    assert.ok(results[1]);
+    assert.equal(results[2], undefined);
+    const successors = await storage.db.kysely
+      .selectFrom('refresh_tokens')
+      .select('id')
+      .where('session_id', '=', 'session-0')
+      .execute();
+    assert.equal(successors.length, 2, 't0 and one successor');
+  });
+
+  test('a batch that fails is run grant by grant: only the failing grant fails', async () => {
+    for (let i = 0; i < 5; i++) await session(i);
+    const repository = new SessionRepository(storage.db);
+    const clash = repository.rotateCurrent(
+      { id: 't2', secret_hash: 'h2' },
+      projectId,
+      // The successor's id is taken: its insert violates the primary key.
+      { id: 't4', secret_hash: 'x', successor_enc: 'enc' },
+      now + 1000,
+      'client',
+      { id: `evt_${randomUUID()}`, createdAt: now + 1000 },
+    );
+    const others = [0, 1, 3, 4].map((i) => rotate(repository, i));
+    await assert.rejects(clash, /duplicate key/);
+    const found = await Promise.all(others);
+    assert.deepEqual(
+      found.map((f) => f?.token.id),
+      ['t0', 't1', 't3', 't4'],
+    );
+    const t2 = await storage.db.kysely
+      .selectFrom('refresh_tokens')
+      .select('rotated_at')
+      .where('id', '=', 't2')
+      .executeTakeFirstOrThrow();
+    assert.equal(t2.rotated_at, null, 'the failed grant left nothing behind');
+  });
+});
