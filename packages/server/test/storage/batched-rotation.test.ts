@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import { randomUUID } from '../../src/crypto/random.js';
 import type { Db } from '../../src/db/connect.js';
+import { AuditLog } from '../../src/modules/audit/audit.service.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
 import { SessionRepository } from '../../src/modules/session/session.repository.js';
@@ -219,5 +220,63 @@ describePostgres('batched refresh rotations [postgres]', () => {
       .where('id', '=', 't2')
       .executeTakeFirstOrThrow();
     assert.equal(t2.rotated_at, null, 'the failed grant left nothing behind');
+  });
+});
+
+// AuditLog.record on PostgreSQL: the events of one turn of the event loop in one statement.
+describePostgres('batched audit events [postgres]', () => {
+  let storage: TestStorage;
+  afterEach(() => storage.cleanup());
+
+  test('70 events in one turn: two statements, every event stored as given; a bad one fails alone', async () => {
+    storage = await createStorage('postgres');
+    const errors: unknown[] = [];
+    const audit = new AuditLog(
+      storage.db,
+      (error) => errors.push(error),
+      () => Date.UTC(2030, 0, 1),
+    );
+    const executor = storage.db.kysely.getExecutor();
+    const original = executor.executeQuery.bind(executor);
+    let statements = 0;
+    executor.executeQuery = ((...args: Parameters<typeof original>) => {
+      statements++;
+      return original(...args);
+    }) as typeof executor.executeQuery;
+    try {
+      await Promise.all(
+        Array.from({ length: 70 }, (_, i) =>
+          audit.record({
+            projectId: 'project',
+            userId: i % 2 ? `user-${i}` : null,
+            type: 'refresh',
+            data: { session_id: `s${i}` },
+            ...(i % 3 ? { ip: '192.0.2.1' } : {}),
+          }),
+        ),
+      );
+    } finally {
+      executor.executeQuery = original;
+    }
+    assert.equal(statements, 2);
+    assert.deepEqual(errors, []);
+    const stored = await storage.db.kysely.selectFrom('audit_events').selectAll().execute();
+    assert.equal(stored.length, 70);
+    for (const event of stored) {
+      const n = Number((JSON.parse(event.data) as { session_id: string }).session_id.slice(1));
+      assert.equal(event.user_id, n % 2 ? `user-${n}` : null);
+      assert.equal(event.ip, n % 3 ? '192.0.2.1' : null);
+      assert.equal(event.project_id, 'project');
+      assert.equal(event.created_at, Date.UTC(2030, 0, 1));
+    }
+    // An event the database refuses (no project) fails its batch; the others are stored one by one.
+    await Promise.all([
+      audit.record({ projectId: 'project', type: 'refresh', data: { session_id: 's100' } }),
+      audit.record({ projectId: null as unknown as string, type: 'refresh', data: { session_id: 's101' } }),
+      audit.record({ projectId: 'project', type: 'refresh', data: { session_id: 's102' } }),
+    ]);
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /null value/);
+    assert.equal((await storage.db.kysely.selectFrom('audit_events').select('id').execute()).length, 72);
   });
 });

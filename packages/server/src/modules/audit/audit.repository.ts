@@ -37,6 +37,29 @@ export async function insert(db: Kysely<Database>, event: RecordedEvent): Promis
   await insertEvent(db, ...eventColumns(event));
 }
 
+/** PostgreSQL: several events in one statement, each a row of the arrays. */
+const insertEvents = prepared(
+  (
+    _db,
+    ids: string[],
+    projectIds: string[],
+    userIds: Array<string | null>,
+    types: string[],
+    data: string[],
+    ips: Array<string | null>,
+    createdAts: number[],
+  ) => sql`insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select * from unnest(${ids}::text[], ${projectIds}::text[], ${userIds}::text[], ${types}::text[],
+      ${data}::text[], ${ips}::text[], ${createdAts}::bigint[])`,
+);
+
+/** PostgreSQL: stores events in one statement. */
+export async function insertMany(db: Kysely<Database>, events: readonly RecordedEvent[]): Promise<void> {
+  const rows = events.map(eventColumns);
+  const column = <I extends number>(i: I) => rows.map((r) => r[i] as EventColumns[I]);
+  await insertEvents(db, column(0), column(1), column(2), column(3), column(4), column(5), column(6));
+}
+
 /** The insert of an event, to run with other writes (`together`). */
 export function insertWrite(event: RecordedEvent): Write {
   return insertEvent.write(...eventColumns(event));

@@ -3,6 +3,7 @@ import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
 import { together, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
+import { TurnBatch } from '../../db/turn-batch.js';
 import type { EventFilter } from './audit.repository.js';
 import * as auditRepository from './audit.repository.js';
 import type { AuditEvent, AuditEventType, RecordedEvent, StoredEvent } from './events.js';
@@ -40,6 +41,18 @@ export class AuditLog {
   // The target type is the outbox's own business: it gets back what its `targets` returned.
   #outbox: AuditOutbox<unknown> | undefined;
   #inFlight = new Set<Promise<void>>();
+  /**
+   * PostgreSQL: the events `record` stores on their own (no webhook takes them) in the same turn
+   * of the event loop go in one statement.
+   */
+  readonly #events = new TurnBatch<RecordedEvent, void>({
+    max: 64,
+    many: async (events) => {
+      await auditRepository.insertMany(this.db.kysely, events);
+      return events.map(() => undefined);
+    },
+    alone: (event) => auditRepository.insert(this.db.kysely, event),
+  });
 
   constructor(
     private readonly db: Db,
@@ -169,6 +182,8 @@ export class AuditLog {
           await outbox.queue(trx, recorded, targets);
         });
         outbox.queued?.();
+      } else if (this.db.dialect === 'postgres') {
+        await this.#events.add(recorded);
       } else {
         await auditRepository.insert(this.db.kysely, recorded);
       }

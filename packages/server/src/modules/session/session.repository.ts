@@ -4,7 +4,7 @@ import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
 import { prepared, together, type Write } from '../../db/prepared.js';
 import type { Database, Session, User } from '../../db/schema.js';
-import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { TurnBatch } from '../../db/turn-batch.js';
 import type { EventColumns } from '../audit/audit.repository.js';
 import * as auditRepository from '../audit/audit.repository.js';
 import type { RecordedEvent } from '../audit/events.js';
@@ -358,7 +358,7 @@ const sessionColumns = [
 ] as const;
 
 /** One grant of `batchedRotation`: `currentRotation`'s arguments, per grant. */
-interface PendingRotation {
+interface Grant {
   oldId: string;
   secretHash: string;
   projectId: string;
@@ -369,8 +369,6 @@ interface PendingRotation {
   successorHash: string;
   eventId: string;
   eventAt: number;
-  resolve(found: RefreshFound | undefined): void;
-  reject(error: unknown): void;
 }
 
 /** Grants in one batched statement at most. */
@@ -452,9 +450,53 @@ const batchedRotation = prepared(
 );
 
 export class SessionRepository {
-  /** Grants waiting for the next batch (`rotateCurrent`). */
-  #pending: PendingRotation[] = [];
-  #flushing = false;
+  /**
+   * PostgreSQL: the grants of one turn of the event loop, in one statement (`batchedRotation`); a
+   * grant alone, or of a batch that failed as a whole, in its own (`currentRotation`).
+   */
+  readonly #grants = new TurnBatch<Grant, RefreshFound | undefined>({
+    max: MAX_BATCH,
+    key: (grant) => grant.oldId,
+    many: async (grants) => {
+      const column = <K extends keyof Grant>(key: K) => grants.map((g) => g[key]);
+      const { rows } = await batchedRotation(
+        this.db.kysely,
+        column('oldId'),
+        column('secretHash'),
+        column('projectId'),
+        column('now'),
+        column('successorEnc'),
+        column('rotatedBy'),
+        column('successorId'),
+        column('successorHash'),
+        column('eventId'),
+        column('eventAt'),
+      );
+      const won = new Map(rows.map((r) => [r.successor_id, r]));
+      return grants.map((grant) => {
+        const row = won.get(grant.successorId);
+        return row ? refreshFound(grant.oldId, row) : undefined;
+      });
+    },
+    alone: async (grant) => {
+      const [r] = (
+        await currentRotation(
+          this.db.kysely,
+          grant.oldId,
+          grant.secretHash,
+          grant.projectId,
+          grant.now,
+          grant.successorEnc,
+          grant.rotatedBy,
+          grant.successorId,
+          grant.successorHash,
+          grant.eventId,
+          grant.eventAt,
+        )
+      ).rows;
+      return r ? refreshFound(grant.oldId, r) : undefined;
+    },
+  });
 
   constructor(private readonly db: Db) {}
 
@@ -533,7 +575,8 @@ export class SessionRepository {
    * for a token that is current: its secret matches, it has not been rotated, it and its session
    * have not expired, the session is live and belongs to `projectId`. Returns what the new bundle
    * needs, or undefined when the token is not current (nothing was written; the caller's full
-   * path then reads the token and answers why). `event` is the refresh event's id and time.
+   * path then reads the token and answers why). `event` is the refresh event's id and time. The
+   * grants of one turn of the event loop share a statement (`#grants`).
    */
   async rotateCurrent(
     presented: { id: string; secret_hash: string },
@@ -545,100 +588,18 @@ export class SessionRepository {
     event: { id: string; createdAt: number },
   ): Promise<RefreshFound | undefined> {
     if (!this.rotatesInOneStatement) throw new Error('rotateCurrent needs PostgreSQL');
-    return new Promise((resolve, reject) => {
-      this.#pending.push({
-        oldId: presented.id,
-        secretHash: presented.secret_hash,
-        projectId,
-        now,
-        successorEnc: successor.successor_enc,
-        rotatedBy,
-        successorId: successor.id,
-        successorHash: successor.secret_hash,
-        eventId: event.id,
-        eventAt: event.createdAt,
-        resolve,
-        reject,
-      });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        setImmediate(() => this.#flush());
-      }
+    return this.#grants.add({
+      oldId: presented.id,
+      secretHash: presented.secret_hash,
+      projectId,
+      now,
+      successorEnc: successor.successor_enc,
+      rotatedBy,
+      successorId: successor.id,
+      successorHash: successor.secret_hash,
+      eventId: event.id,
+      eventAt: event.createdAt,
     });
-  }
-
-  /**
-   * Sends the grants that arrived since the last batch went out: the grants of one turn of the
-   * event loop share one statement (`batchedRotation`), so that under load a grant costs a fraction
-   * of a round trip and of a commit, and alone it waits for nothing but the end of the turn. A
-   * token presented twice waits for the next batch. When a batch fails as a whole (a deadlock with
-   * another instance's batch over the same tokens, a lost connection), its grants run one by one
-   * (`currentRotation`), each settled by its own statement as it would have been unbatched; when
-   * the database is away, they all get its error at once.
-   */
-  #flush(): void {
-    const batch: PendingRotation[] = [];
-    const later: PendingRotation[] = [];
-    const tokens = new Set<string>();
-    for (const grant of this.#pending) {
-      if (batch.length < MAX_BATCH && !tokens.has(grant.oldId)) {
-        tokens.add(grant.oldId);
-        batch.push(grant);
-      } else later.push(grant);
-    }
-    this.#pending = later;
-    if (later.length > 0) setImmediate(() => this.#flush());
-    else this.#flushing = false;
-    if (batch.length === 1) {
-      this.#alone(batch[0]!);
-      return;
-    }
-    // The same order in every batch: two batches holding the same tokens lock them in one order.
-    batch.sort((a, b) => (a.oldId < b.oldId ? -1 : 1));
-    const column = <K extends keyof PendingRotation>(key: K) => batch.map((g) => g[key]);
-    batchedRotation(
-      this.db.kysely,
-      column('oldId'),
-      column('secretHash'),
-      column('projectId'),
-      column('now'),
-      column('successorEnc'),
-      column('rotatedBy'),
-      column('successorId'),
-      column('successorHash'),
-      column('eventId'),
-      column('eventAt'),
-    ).then(
-      ({ rows }) => {
-        const won = new Map(rows.map((r) => [r.successor_id, r]));
-        for (const grant of batch) {
-          const row = won.get(grant.successorId);
-          grant.resolve(row ? refreshFound(grant.oldId, row) : undefined);
-        }
-      },
-      (error: unknown) => {
-        // The database away: every grant would fail alone too (and wait as long again).
-        if (isDatabaseUnavailable(error)) for (const grant of batch) grant.reject(error);
-        else for (const grant of batch) this.#alone(grant);
-      },
-    );
-  }
-
-  /** One grant in its own statement. */
-  #alone(grant: PendingRotation): void {
-    currentRotation(
-      this.db.kysely,
-      grant.oldId,
-      grant.secretHash,
-      grant.projectId,
-      grant.now,
-      grant.successorEnc,
-      grant.rotatedBy,
-      grant.successorId,
-      grant.successorHash,
-      grant.eventId,
-      grant.eventAt,
-    ).then(({ rows: [r] }) => grant.resolve(r ? refreshFound(grant.oldId, r) : undefined), grant.reject);
   }
 
   /**

@@ -1,0 +1,91 @@
+import { isDatabaseUnavailable } from './unavailable.js';
+
+export interface TurnBatchOptions<T, R> {
+  /** Runs a batch of two or more in one statement; one result per item, in the items' order. */
+  many(items: T[]): Promise<R[]>;
+  /** Runs one item alone: a batch of one, and each item of a batch that failed as a whole. */
+  alone(item: T): Promise<R>;
+  /** Most items in one batch. */
+  max: number;
+  /**
+   * Items with the same key never share a batch (a row cannot be changed twice in one statement):
+   * a repeat waits for the next one. Batches are sorted by key, so that two processes' batches
+   * over the same rows lock them in one order.
+   */
+  key?(item: T): string;
+}
+
+interface Waiting<T, R> {
+  item: T;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * PostgreSQL: the writes of one kind that arrive in the same turn of the event loop go out as one
+ * statement, so that under load each pays a fraction of a round trip and of a commit, and alone it
+ * waits for nothing but the end of the turn (`setImmediate`). A batch that fails as a whole is run
+ * item by item, each settled by its own statement as it would have been unbatched, so a failure
+ * stays with the item that caused it; when the database is away, every item gets the error at
+ * once (alone each would fail too, and wait as long again).
+ */
+export class TurnBatch<T, R> {
+  #waiting: Array<Waiting<T, R>> = [];
+  #scheduled = false;
+
+  constructor(private readonly options: TurnBatchOptions<T, R>) {}
+
+  add(item: T): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ item, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    const { key, max } = this.options;
+    const batch: Array<Waiting<T, R>> = [];
+    const later: Array<Waiting<T, R>> = [];
+    const keys = new Set<string>();
+    for (const waiting of this.#waiting) {
+      const k = key?.(waiting.item);
+      if (batch.length < max && (k === undefined || !keys.has(k))) {
+        if (k !== undefined) keys.add(k);
+        batch.push(waiting);
+      } else later.push(waiting);
+    }
+    this.#waiting = later;
+    if (later.length > 0) setImmediate(() => this.#flush());
+    else this.#scheduled = false;
+    if (batch.length === 1) {
+      this.#alone(batch[0]!);
+      return;
+    }
+    if (key) batch.sort((a, b) => (key(a.item) < key(b.item) ? -1 : 1));
+    this.options.many(batch.map((w) => w.item)).then(
+      (results) => {
+        batch.forEach((w, i) => {
+          w.resolve(results[i]!);
+        });
+      },
+      (error: unknown) => {
+        if (isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
+        else for (const w of batch) this.#alone(w);
+      },
+    );
+  }
+
+  #alone(waiting: Waiting<T, R>): void {
+    let running: Promise<R>;
+    try {
+      running = this.options.alone(waiting.item);
+    } catch (error) {
+      waiting.reject(error);
+      return;
+    }
+    running.then(waiting.resolve, waiting.reject);
+  }
+}
