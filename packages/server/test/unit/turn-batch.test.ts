@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TurnBatch } from '../../src/db/turn-batch.js';
+
+interface Item {
+  key: string;
+  value: number;
+}
+
+/** A TurnBatch over `Item`s that records what it ran; `many` and `alone` double the value. */
+function recorder(
+  options: { max?: number; keyed?: boolean; failMany?: unknown; failAlone?: (item: Item) => unknown } = {},
+) {
+  const runs: Array<{ kind: 'many' | 'alone'; keys: string[] }> = [];
+  const batch = new TurnBatch<Item, number>({
+    max: options.max ?? 32,
+    ...(options.keyed === false ? {} : { key: (item: Item) => item.key }),
+    many: async (items) => {
+      runs.push({ kind: 'many', keys: items.map((i) => i.key) });
+      if (options.failMany) throw options.failMany;
+      return items.map((i) => i.value * 2);
+    },
+    alone: async (item) => {
+      runs.push({ kind: 'alone', keys: [item.key] });
+      const failure = options.failAlone?.(item);
+      if (failure) throw failure;
+      return item.value * 2;
+    },
+  });
+  return { batch, runs };
+}
+
+test('an item alone in its turn runs alone; the items of one turn run together, sorted by key', async () => {
+  const { batch, runs } = recorder();
+  assert.equal(await batch.add({ key: 'a', value: 1 }), 2);
+  const results = await Promise.all(['c', 'a', 'b'].map((key, i) => batch.add({ key, value: i })));
+  assert.deepEqual(results, [0, 2, 4], 'each caller gets its own result');
+  assert.deepEqual(runs, [
+    { kind: 'alone', keys: ['a'] },
+    { kind: 'many', keys: ['a', 'b', 'c'] },
+  ]);
+});
+
+test('a repeated key and items past the maximum wait for the next batch', async () => {
+  const { batch, runs } = recorder({ max: 3 });
+  const keys = ['a', 'b', 'a', 'c', 'd', 'e', 'f'];
+  const results = await Promise.all(keys.map((key, i) => batch.add({ key, value: i })));
+  assert.deepEqual(results, [0, 2, 4, 6, 8, 10, 12]);
+  assert.deepEqual(runs, [
+    { kind: 'many', keys: ['a', 'b', 'c'] },
+    { kind: 'many', keys: ['a', 'd', 'e'] },
+    { kind: 'alone', keys: ['f'] },
+  ]);
+});
+
+test('without a key, repeats share a batch and the order is kept', async () => {
+  const { batch, runs } = recorder({ keyed: false });
+  await Promise.all(['b', 'b', 'a'].map((key, i) => batch.add({ key, value: i })));
+  assert.deepEqual(runs, [{ kind: 'many', keys: ['b', 'b', 'a'] }]);
+});
+
+test('a batch that fails is run item by item: only the item at fault fails', async () => {
+  const { batch, runs } = recorder({
+    failMany: new Error('duplicate key value violates unique constraint'),
+    failAlone: (item) => (item.key === 'b' ? new Error('b is at fault') : undefined),
+  });
+  const settled = await Promise.allSettled(['a', 'b', 'c'].map((key, i) => batch.add({ key, value: i })));
+  assert.deepEqual(
+    settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error).message)),
+    [0, 'b is at fault', 4],
+  );
+  assert.deepEqual(
+    runs.map((r) => `${r.kind}:${r.keys.join('')}`),
+    ['many:abc', 'alone:a', 'alone:b', 'alone:c'],
+  );
+});
+
+test('the database away: every item of the batch gets the error at once, nothing is retried', async () => {
+  const away = Object.assign(new Error('Connection terminated unexpectedly'), {});
+  const { batch, runs } = recorder({ failMany: away });
+  const settled = await Promise.allSettled(['a', 'b'].map((key, i) => batch.add({ key, value: i })));
+  assert.ok(settled.every((s) => s.status === 'rejected' && s.reason === away));
+  assert.deepEqual(runs, [{ kind: 'many', keys: ['a', 'b'] }]);
+});
+
+test('an `alone` that throws at once rejects its item', async () => {
+  const batch = new TurnBatch<Item, number>({
+    max: 4,
+    many: async (items) => items.map(() => 0),
+    alone: () => {
+      throw new Error('cannot even start');
+    },
+  });
+  await assert.rejects(batch.add({ key: 'a', value: 1 }), /cannot even start/);
+});
