@@ -8,6 +8,22 @@ import { ProjectsService } from '../../src/modules/projects/projects.service.js'
 import { SessionRepository } from '../../src/modules/session/session.repository.js';
 import { createStorage, describePostgres, type TestStorage } from '../helpers/harness.js';
 
+/** Counts the statements `db` sends while `fn` runs. */
+async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const executor = db.kysely.getExecutor();
+  const original = executor.executeQuery.bind(executor);
+  let statements = 0;
+  executor.executeQuery = ((...args: Parameters<typeof original>) => {
+    statements++;
+    return original(...args);
+  }) as typeof executor.executeQuery;
+  try {
+    return { result: await fn(), statements };
+  } finally {
+    executor.executeQuery = original;
+  }
+}
+
 // SessionRepository.rotateCurrent on PostgreSQL: the grants of one turn of the event loop share one
 // statement. Each must come out exactly as it would alone: its own session, user and claims, its
 // own successor and event, nothing for a token that is not current, and a failure confined to the
@@ -77,22 +93,6 @@ describePostgres('batched refresh rotations [postgres]', () => {
       `client-${i}`,
       { id: `evt_${i}_${randomUUID()}`, createdAt: now + 1000 },
     );
-
-  /** Counts the statements `db` sends while `fn` runs. */
-  async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
-    const executor = db.kysely.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    let statements = 0;
-    executor.executeQuery = ((...args: Parameters<typeof original>) => {
-      statements++;
-      return original(...args);
-    }) as typeof executor.executeQuery;
-    try {
-      return { result: await fn(), statements };
-    } finally {
-      executor.executeQuery = original;
-    }
-  }
 
   test('40 grants in one turn: one statement, each with its own session, user and claims', async () => {
     const sessions: Array<{ userId: string; sessionId: string }> = [];
@@ -236,15 +236,8 @@ describePostgres('batched audit events [postgres]', () => {
       (error) => errors.push(error),
       () => Date.UTC(2030, 0, 1),
     );
-    const executor = storage.db.kysely.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    let statements = 0;
-    executor.executeQuery = ((...args: Parameters<typeof original>) => {
-      statements++;
-      return original(...args);
-    }) as typeof executor.executeQuery;
-    try {
-      await Promise.all(
+    const { statements } = await statementsOf(storage.db, () =>
+      Promise.all(
         Array.from({ length: 70 }, (_, i) =>
           audit.record({
             projectId: 'project',
@@ -254,10 +247,8 @@ describePostgres('batched audit events [postgres]', () => {
             ...(i % 3 ? { ip: '192.0.2.1' } : {}),
           }),
         ),
-      );
-    } finally {
-      executor.executeQuery = original;
-    }
+      ),
+    );
     assert.equal(statements, 2);
     assert.deepEqual(errors, []);
     const stored = await storage.db.kysely.selectFrom('audit_events').selectAll().execute();

@@ -207,6 +207,20 @@ from (select 1) as one
 const windowOf = (count: number | null, resetAt: number | null): RateWindow | undefined =>
   count === null || resetAt === null ? undefined : { count: Number(count), resetAt: Number(resetAt) };
 
+/** A challenge as `insertChallenge`'s arguments. */
+const challengeColumns = (c: Omit<OtpChallengeTable, 'attempts'>) =>
+  [
+    c.id,
+    c.project_id,
+    c.identifier,
+    c.channel,
+    c.code_hash,
+    c.max_attempts,
+    c.created_at,
+    c.expires_at,
+    c.consumed_at,
+  ] as const;
+
 export class OtpRepository {
   constructor(private readonly db: Db) {}
 
@@ -215,18 +229,7 @@ export class OtpRepository {
    * (`RateLimiter.hitSteps`): on PostgreSQL in the same statement as the start's rate limits.
    */
   insertWhenAllowed(challenge: Omit<OtpChallengeTable, 'attempts'>): InsertWhenAllowed {
-    const c = challenge;
-    const values = [
-      c.id,
-      c.project_id,
-      c.identifier,
-      c.channel,
-      c.code_hash,
-      c.max_attempts,
-      c.created_at,
-      c.expires_at,
-      c.consumed_at,
-    ] as const;
+    const values = challengeColumns(challenge);
     return {
       id: 'otp_challenges',
       values,
@@ -252,19 +255,7 @@ export class OtpRepository {
   }
 
   async insert(challenge: Omit<OtpChallengeTable, 'attempts'>): Promise<void> {
-    const c = challenge;
-    await insertChallenge(
-      this.db.kysely,
-      c.id,
-      c.project_id,
-      c.identifier,
-      c.channel,
-      c.code_hash,
-      c.max_attempts,
-      c.created_at,
-      c.expires_at,
-      c.consumed_at,
-    );
+    await insertChallenge(this.db.kysely, ...challengeColumns(challenge));
   }
 
   async find(projectId: string, id: string) {
