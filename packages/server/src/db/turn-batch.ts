@@ -1,7 +1,12 @@
-import { isDatabaseUnavailable } from './unavailable.js';
+import { isDatabaseUnavailable, isStatementTimeout } from './unavailable.js';
 
 export interface TurnBatchOptions<T, R> {
-  /** Runs a batch of two or more in one statement; one result per item, in the items' order. */
+  /**
+   * Runs a batch of two or more in one statement; one result per item, in the items' order. It
+   * rejects only when the statement failed, so nothing of the batch was written: every item is
+   * then run again alone. Work that could fail after the statement (parsing a row, say) belongs
+   * to each item's caller, once `add` has resolved.
+   */
   many(items: T[]): Promise<R[]>;
   /** Runs one item alone: a batch of one, and each item of a batch that failed as a whole. */
   alone(item: T): Promise<R>;
@@ -26,8 +31,10 @@ interface Waiting<T, R> {
  * statement, so that under load each pays a fraction of a round trip and of a commit, and alone it
  * waits for nothing but the end of the turn (`setImmediate`). A batch that fails as a whole is run
  * item by item, each settled by its own statement as it would have been unbatched, so a failure
- * stays with the item that caused it; when the database is away, every item gets the error at
- * once (alone each would fail too, and wait as long again).
+ * stays with the item that caused it. So does a statement or lock timeout: one item waiting on a
+ * row another transaction holds must not fail the rest. When the database is away (connection
+ * lost, refused, not answering), every item gets the error at once (alone each would fail too,
+ * and wait as long again).
  */
 export class TurnBatch<T, R> {
   #waiting: Array<Waiting<T, R>> = [];
@@ -72,7 +79,8 @@ export class TurnBatch<T, R> {
         });
       },
       (error: unknown) => {
-        if (isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
+        if (isDatabaseUnavailable(error) && !isStatementTimeout(error))
+          for (const w of batch) w.reject(error);
         else for (const w of batch) this.#alone(w);
       },
     );

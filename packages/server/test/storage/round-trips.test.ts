@@ -135,7 +135,8 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     const { sid } = JSON.parse(Buffer.from(result.access_token.split('.')[1]!, 'base64url').toString());
     const session = await server.ctx.sessions.findById(sid);
     assert.ok(session);
-    assert.equal(session.last_refreshed_at, clock.t);
+    const [listed] = await server.ctx.sessions.listByUser(session.user_id);
+    assert.equal(listed?.last_refreshed_at, clock.t);
     for (const event of events) {
       assert.equal(event.user_id, session.user_id);
       assert.equal(event.project_id, project.id);

@@ -83,6 +83,28 @@ test('the database away: every item of the batch gets the error at once, nothing
   assert.deepEqual(runs, [{ kind: 'many', keys: ['a', 'b'] }]);
 });
 
+for (const [code, what] of [
+  ['57014', 'statement_timeout'],
+  ['55P03', 'lock_timeout'],
+] as const) {
+  test(`a batch ended by ${what} (${code}) is run item by item: the database answered, one item may be at fault`, async () => {
+    const timedOut = Object.assign(new Error('canceling statement due to timeout'), { code });
+    const { batch, runs } = recorder({
+      failMany: timedOut,
+      failAlone: (item) => (item.key === 'b' ? timedOut : undefined),
+    });
+    const settled = await Promise.allSettled(['a', 'b', 'c'].map((key, i) => batch.add({ key, value: i })));
+    assert.deepEqual(
+      settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as { code: string }).code)),
+      [0, code, 4],
+    );
+    assert.deepEqual(
+      runs.map((r) => `${r.kind}:${r.keys.join('')}`),
+      ['many:abc', 'alone:a', 'alone:b', 'alone:c'],
+    );
+  });
+}
+
 test('an `alone` that throws at once rejects its item', async () => {
   const batch = new TurnBatch<Item, number>({
     max: 4,

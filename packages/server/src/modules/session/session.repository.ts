@@ -341,8 +341,8 @@ const lastRefreshedAt = sql<
   number | null
 >`(select max(t.rotated_at) from refresh_tokens as t where t.session_id = sessions.id)`;
 
-/** A session's columns as `Session` has them, its last refresh from `lastRefreshedAt`. */
-const sessionColumns = [
+/** A session's stored columns, all but its last refresh. */
+const storedSessionColumns = [
   'id',
   'project_id',
   'user_id',
@@ -354,8 +354,14 @@ const sessionColumns = [
   'expires_at',
   'revoked_at',
   'revoked_reason',
-  lastRefreshedAt.as('last_refreshed_at'),
 ] as const;
+
+/**
+ * A session's columns as `Session` has them, its last refresh from `lastRefreshedAt`: an
+ * aggregate over all of the session's refresh tokens (one a rotation, some 720 over a 30-day
+ * session with hourly access tokens), so only the sessions listing reads it.
+ */
+const sessionColumns = [...storedSessionColumns, lastRefreshedAt.as('last_refreshed_at')] as const;
 
 /** One grant of `batchedRotation`: `currentRotation`'s arguments, per grant. */
 interface Grant {
@@ -454,7 +460,7 @@ export class SessionRepository {
    * PostgreSQL: the grants of one turn of the event loop, in one statement (`batchedRotation`); a
    * grant alone, or of a batch that failed as a whole, in its own (`currentRotation`).
    */
-  readonly #grants = new TurnBatch<Grant, RefreshFound | undefined>({
+  readonly #grants = new TurnBatch<Grant, RefreshContextRow | undefined>({
     max: MAX_BATCH,
     key: (grant) => grant.oldId,
     many: async (grants) => {
@@ -472,11 +478,10 @@ export class SessionRepository {
         column('eventId'),
         column('eventAt'),
       );
+      // Rows only: turning a row into its context (parsing the claims) could fail after the
+      // commit, which `many` must not (TurnBatch would retry grants that already rotated).
       const won = new Map(rows.map((r) => [r.successor_id, r]));
-      return grants.map((grant) => {
-        const row = won.get(grant.successorId);
-        return row ? refreshFound(grant.oldId, row) : undefined;
-      });
+      return grants.map((grant) => won.get(grant.successorId));
     },
     alone: async (grant) => {
       const [r] = (
@@ -494,7 +499,7 @@ export class SessionRepository {
           grant.eventAt,
         )
       ).rows;
-      return r ? refreshFound(grant.oldId, r) : undefined;
+      return r;
     },
   });
 
@@ -540,10 +545,11 @@ export class SessionRepository {
     ];
   }
 
-  findById(id: string): Promise<Session | undefined> {
+  /** A session without its last refresh, which only the sessions listing shows (`listByUser`). */
+  findById(id: string): Promise<Omit<Session, 'last_refreshed_at'> | undefined> {
     return this.db.kysely
       .selectFrom('sessions')
-      .select(sessionColumns)
+      .select(storedSessionColumns)
       .where('id', '=', id)
       .executeTakeFirst();
   }
@@ -588,7 +594,7 @@ export class SessionRepository {
     event: { id: string; createdAt: number },
   ): Promise<RefreshFound | undefined> {
     if (!this.rotatesInOneStatement) throw new Error('rotateCurrent needs PostgreSQL');
-    return this.#grants.add({
+    const row = await this.#grants.add({
       oldId: presented.id,
       secretHash: presented.secret_hash,
       projectId,
@@ -600,6 +606,8 @@ export class SessionRepository {
       eventId: event.id,
       eventAt: event.createdAt,
     });
+    // After the batch has settled: a context that cannot be built fails this grant alone.
+    return row ? refreshFound(presented.id, row) : undefined;
   }
 
   /**
