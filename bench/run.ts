@@ -38,7 +38,7 @@ function log(message: string): void {
 
 const nf = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const rate = (r: LoadResult, unit: string) =>
-  `${nf.format(r.rate)} ${unit} (server CPU ${nf.format(cpuPerOp(r))} µs/op; p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.failed} failed, ${r.errors} errors)`;
+  `${nf.format(r.rate)} ${unit} (server CPU ${nf.format(cpuPerOp(r))} µs/op; p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.failed} failed, ${r.errors} errors; peak RSS so far ${nf.format(r.peakRss / 2 ** 20)} MB)`;
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
 const cleanup = () => {

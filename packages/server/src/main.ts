@@ -103,6 +103,7 @@ export async function openRuntime(
   const db = await connect(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     timeouts: config.databaseTimeouts,
+    sqliteCacheKiB: config.sqliteCacheKiB,
     logger,
     // SQLite runs one transaction at a time: one that awaits anything else stalls every request.
     ...(config.env === 'development' && options.serving

@@ -26,6 +26,12 @@ export interface SqliteOptions {
   onCommit?: (operations: number) => void;
   /** `PRAGMA foreign_keys`. Default true. */
   foreignKeys?: boolean;
+  /**
+   * The connection's page cache, in KiB (`PRAGMA cache_size = -N`). Default: better-sqlite3's
+   * build, 16,000 KiB, which a database that keeps growing fills and keeps. Pages it does not hold
+   * are read from the operating system's file cache.
+   */
+  cacheSizeKiB?: number;
 }
 
 /**
@@ -54,6 +60,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): GroupComm
     database.pragma(`foreign_keys = ${options.foreignKeys === false ? 'OFF' : 'ON'}`);
     // The driver waits for another connection's write lock itself, without blocking the thread.
     database.pragma('busy_timeout = 0');
+    if (options.cacheSizeKiB !== undefined) {
+      if (!Number.isInteger(options.cacheSizeKiB) || options.cacheSizeKiB < 1)
+        throw new RangeError('cacheSizeKiB must be a whole number of KiB, at least 1');
+      database.pragma(`cache_size = -${options.cacheSizeKiB}`);
+    }
   } catch (error) {
     database.close();
     throw error;

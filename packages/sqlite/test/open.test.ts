@@ -49,3 +49,21 @@ test('an existing directory keeps its mode; the database runs in WAL mode with s
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('the page cache is what cacheSizeKiB says (better-sqlite3 builds SQLite with 16,000 KiB); a bad size is refused', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'tessera-open-'));
+  try {
+    const cacheSize = async (db: Kysely<unknown>) =>
+      Object.values((await sql.raw('pragma cache_size').execute(db)).rows[0] as object)[0];
+    const sized = new Kysely({ dialect: openSqlite(join(root, 'sized.db'), { cacheSizeKiB: 4096 }) });
+    assert.equal(await cacheSize(sized), -4096);
+    await sized.destroy();
+    const unsized = new Kysely({ dialect: openSqlite(join(root, 'unsized.db')) });
+    assert.equal(await cacheSize(unsized), -16000);
+    await unsized.destroy();
+    for (const bad of [0, -1, 1.5, Number.NaN])
+      assert.throws(() => openSqlite(join(root, 'bad.db'), { cacheSizeKiB: bad }), /cacheSizeKiB/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -42,6 +42,8 @@ export interface Config {
   securityNotices: boolean;
   /** Memory for /verify's verified-token cache, in bytes (TESSERA_VERIFY_CACHE_MB). */
   verifyCacheBytes: number;
+  /** SQLite's page cache, in KiB (TESSERA_SQLITE_CACHE_MB). */
+  sqliteCacheKiB: number;
   bodyLimit: number;
   accessTokenTtl: number;
   idTokenTtl: number;
@@ -403,6 +405,7 @@ export const KNOWN_VARIABLES: readonly string[] = [
   'TESSERA_AUDIT_RETENTION_DAYS',
   'TESSERA_SECURITY_NOTICES',
   'TESSERA_VERIFY_CACHE_MB',
+  'TESSERA_SQLITE_CACHE_MB',
   'TESSERA_RATE_LIMIT_OTP_GUESSES_DAILY',
   'TESSERA_DATA_DIR',
   'TESSERA_DATABASE_URL',
@@ -588,6 +591,7 @@ function parseConfig(env: Env): Readonly<Config> {
     trustProxy: trustProxy(env, 'TESSERA_TRUST_PROXY'),
     securityNotices: bool(env, 'TESSERA_SECURITY_NOTICES', true),
     verifyCacheBytes: int(env, 'TESSERA_VERIFY_CACHE_MB', 16, 1, 1024) * 1024 * 1024,
+    sqliteCacheKiB: int(env, 'TESSERA_SQLITE_CACHE_MB', 4, 1, 1024) * 1024,
     bodyLimit: int(env, 'TESSERA_BODY_LIMIT', 16 * 1024, 1024, 1024 * 1024),
     accessTokenTtl,
     idTokenTtl: int(env, 'TESSERA_ID_TOKEN_TTL', 3600, 30, 86400),

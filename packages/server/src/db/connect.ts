@@ -34,6 +34,8 @@ export interface ConnectOptions extends PostgresOptions {
    * anything but the database stalls them all.
    */
   onSlowTransaction?: (transaction: SlowTransaction) => void;
+  /** SQLite only: the connection's page cache in KiB (TESSERA_SQLITE_CACHE_MB). */
+  sqliteCacheKiB?: number;
 }
 
 /** Opens `sqlite:<path>` (WAL, foreign keys on; see @tessera/sqlite) or `postgres://…`. */
@@ -65,6 +67,7 @@ async function connectSqlite(path: string, options: ConnectOptions): Promise<Db>
   const commitListeners: Array<(operations: number) => void> = [];
   const dialect = openSqlite(path, {
     onSlowTransaction: options.onSlowTransaction,
+    cacheSizeKiB: options.sqliteCacheKiB,
     onCommit: (operations) => {
       for (const listener of commitListeners) listener(operations);
     },

@@ -48,6 +48,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.logLevel, 'info');
     assert.equal(config.trustProxy, false);
     assert.equal(config.bodyLimit, 16 * 1024);
+    assert.equal(config.sqliteCacheKiB, 4 * 1024);
     assert.equal(config.accessTokenTtl, 3600);
     assert.equal(config.idTokenTtl, 3600);
     assert.equal(config.refreshTokenTtl, 30 * 86400);
@@ -134,6 +135,7 @@ describe('loadConfig defaults', () => {
       TESSERA_LOG_LEVEL: 'debug',
       TESSERA_TRUST_PROXY: 'YES',
       TESSERA_BODY_LIMIT: '32768',
+      TESSERA_SQLITE_CACHE_MB: '64',
       TESSERA_ACCESS_TOKEN_TTL: '900',
       TESSERA_ID_TOKEN_TTL: '600',
       TESSERA_REFRESH_TOKEN_TTL: '86400',
@@ -187,6 +189,7 @@ describe('loadConfig defaults', () => {
     // `true` trusts one proxy hop, never the left-most X-Forwarded-For entry.
     assert.equal(config.trustProxy, 1);
     assert.equal(config.bodyLimit, 32768);
+    assert.equal(config.sqliteCacheKiB, 64 * 1024);
     assert.equal(config.accessTokenTtl, 900);
     assert.equal(config.idTokenTtl, 600);
     assert.equal(config.refreshTokenTtl, 86400);
@@ -292,6 +295,7 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
       ['maybe', '11', '10.0.0.0/33', '300.1.1.1', '10.0.0.1, proxy.internal', '1.2.3.4/8/1'],
     ],
     ['TESSERA_BODY_LIMIT', ['10', '1023', '2000000', 'big']],
+    ['TESSERA_SQLITE_CACHE_MB', ['0', '1025', '2.5', 'lots']],
     ['TESSERA_ACCESS_TOKEN_TTL', ['0', '29', '86401', '1.5', '1h']],
     ['TESSERA_ID_TOKEN_TTL', ['0', '86401', 'x']],
     ['TESSERA_REFRESH_TOKEN_TTL', ['59', '31536001', '30d']],
