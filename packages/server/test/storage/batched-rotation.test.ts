@@ -222,6 +222,31 @@ describePostgres('batched refresh rotations [postgres]', () => {
     assert.equal(t2.rotated_at, null, 'the failed grant left nothing behind');
   });
 
+  test('a session read by id reads no refresh token; the sessions listing gives its newest rotation', async () => {
+    // Its last refresh is an aggregate over all of the session's tokens: only the listing pays it.
+    const { userId, sessionId } = await session(0);
+    const repository = new SessionRepository(storage.db);
+    await rotate(repository, 0);
+    const { kysely } = storage.db;
+    const compiled: string[] = [];
+    const executor = kysely.getExecutor();
+    const original = executor.executeQuery.bind(executor);
+    executor.executeQuery = ((query: Parameters<typeof original>[0], ...rest: unknown[]) => {
+      compiled.push(query.sql);
+      return (original as (...a: unknown[]) => ReturnType<typeof original>)(query, ...rest);
+    }) as typeof executor.executeQuery;
+    try {
+      const found = await repository.findById(sessionId);
+      assert.equal(found?.id, sessionId);
+      assert.equal('last_refreshed_at' in (found ?? {}), false);
+      assert.doesNotMatch(compiled.at(-1)!, /refresh_tokens/);
+      const [listed] = await repository.listByUser(userId);
+      assert.equal(listed?.last_refreshed_at, now + 1000);
+    } finally {
+      executor.executeQuery = original;
+    }
+  });
+
   test('a context that cannot be built after the commit fails its own grant only; the others keep their rotation', async () => {
     for (let i = 0; i < 3; i++) await session(i);
     // Claims the database holds but that do not parse: found only once the batch has committed.
@@ -246,73 +271,6 @@ describePostgres('batched refresh rotations [postgres]', () => {
       ['refresh', 'refresh', 'refresh'],
       'one refresh event a rotation, no grace or reuse event',
     );
-  });
-});
-
-// Session reads: only the sessions listing pays for the last refresh (an aggregate over the
-// session's refresh tokens); a lookup by id reads the session row alone.
-describePostgres('session reads [postgres]', () => {
-  let storage: TestStorage;
-  afterEach(() => storage.cleanup());
-
-  test('findById reads no refresh token; listByUser gives the newest rotation', async () => {
-    storage = await createStorage('postgres');
-    const now = Date.UTC(2030, 0, 1);
-    const projects = new ProjectsService(new ProjectsRepository(storage.db), () => now);
-    const projectId = (await projects.create({ name: 'p' })).project_id;
-    const { kysely } = storage.db;
-    await kysely
-      .insertInto('users')
-      .values({
-        id: 'user',
-        project_id: projectId,
-        identifier: 'u@example.com',
-        identifier_type: 'email',
-        client_user_id: null,
-        created_at: now,
-        last_sign_in_at: now,
-      })
-      .execute();
-    const repository = new SessionRepository(storage.db);
-    await repository.create(
-      {
-        id: 'session',
-        project_id: projectId,
-        user_id: 'user',
-        auth_method: 'OTP',
-        auth_time: now,
-        device_id: null,
-        passkey_id: null,
-        created_at: now,
-        expires_at: now + 86_400_000,
-        last_refreshed_at: null,
-        revoked_at: null,
-        revoked_reason: null,
-      },
-      { id: 't0', secret_hash: 'h0' },
-    );
-    await kysely
-      .updateTable('refresh_tokens')
-      .set({ rotated_at: now + 5000 })
-      .where('id', '=', 't0')
-      .execute();
-    const compiled: string[] = [];
-    const executor = kysely.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    executor.executeQuery = ((query: Parameters<typeof original>[0], ...rest: unknown[]) => {
-      compiled.push(query.sql);
-      return (original as (...a: unknown[]) => ReturnType<typeof original>)(query, ...rest);
-    }) as typeof executor.executeQuery;
-    try {
-      const found = await repository.findById('session');
-      assert.equal(found?.id, 'session');
-      assert.equal('last_refreshed_at' in (found ?? {}), false);
-      assert.doesNotMatch(compiled.at(-1)!, /refresh_tokens/);
-      const [listed] = await repository.listByUser('user');
-      assert.equal(listed?.last_refreshed_at, now + 5000);
-    } finally {
-      executor.executeQuery = original;
-    }
   });
 });
 
