@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable, isStatementTimeout } from './unavailable.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 export interface TurnBatchOptions<T, R> {
   /**
@@ -31,10 +31,11 @@ interface Waiting<T, R> {
  * statement, so that under load each pays a fraction of a round trip and of a commit, and alone it
  * waits for nothing but the end of the turn (`setImmediate`). A batch that fails as a whole is run
  * item by item, each settled by its own statement as it would have been unbatched, so a failure
- * stays with the item that caused it. So does a statement or lock timeout: one item waiting on a
- * row another transaction holds must not fail the rest. When the database is away (connection
- * lost, refused, not answering), every item gets the error at once (alone each would fail too,
- * and wait as long again).
+ * stays with the item that caused it. When the database is away or too slow (connection lost or
+ * refused, no answer, a statement or lock timeout), every item gets the error at once: alone each
+ * would wait as long again, and a database that is already too slow would get a statement per
+ * item instead of one (the rows these batches write are locked only for the length of one
+ * autocommit statement, so a timeout means the database, not one item's row).
  */
 export class TurnBatch<T, R> {
   #waiting: Array<Waiting<T, R>> = [];
@@ -79,8 +80,7 @@ export class TurnBatch<T, R> {
         });
       },
       (error: unknown) => {
-        if (isDatabaseUnavailable(error) && !isStatementTimeout(error))
-          for (const w of batch) w.reject(error);
+        if (isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
         else for (const w of batch) this.#alone(w);
       },
     );

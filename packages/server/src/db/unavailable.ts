@@ -66,17 +66,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * True when PostgreSQL ended the statement for running too long (`statement_timeout`, 57014) or
- * for waiting too long for a lock (`lock_timeout`, 55P03): the database answered, and the cause
- * may be the statement's own rows (a row another transaction holds), not the database.
- */
-export function isStatementTimeout(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code } = error as { code?: unknown };
-  return code === '57014' || code === '55P03';
-}
-
-/**
  * True when the connection that produced `error` must not be reused: the client-side query
  * timeout fired (the server may still be running the statement, or may never answer), or the
  * server turned read-only in a failover (a new connection reaches the new primary).
