@@ -51,6 +51,10 @@ export interface SqliteOptions {
  * operating-system crash (see the README). `':memory:'` opens a private in-memory database.
  */
 export function openSqlite(path: string, options: SqliteOptions = {}): GroupCommitDialect {
+  const { cacheSizeKiB } = options;
+  // Checked before anything is created: a refused option leaves no file behind.
+  if (cacheSizeKiB !== undefined && (!Number.isInteger(cacheSizeKiB) || cacheSizeKiB < 1))
+    throw new RangeError('cacheSizeKiB must be a whole number of KiB, at least 1');
   const file = path === ':memory:' ? path : resolve(path);
   if (file !== ':memory:') createPrivately(file);
   const database = new SQLite(file);
@@ -60,11 +64,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): GroupComm
     database.pragma(`foreign_keys = ${options.foreignKeys === false ? 'OFF' : 'ON'}`);
     // The driver waits for another connection's write lock itself, without blocking the thread.
     database.pragma('busy_timeout = 0');
-    if (options.cacheSizeKiB !== undefined) {
-      if (!Number.isInteger(options.cacheSizeKiB) || options.cacheSizeKiB < 1)
-        throw new RangeError('cacheSizeKiB must be a whole number of KiB, at least 1');
-      database.pragma(`cache_size = -${options.cacheSizeKiB}`);
-    }
+    if (options.cacheSizeKiB !== undefined) database.pragma(`cache_size = -${options.cacheSizeKiB}`);
   } catch (error) {
     database.close();
     throw error;

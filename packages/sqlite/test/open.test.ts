@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -63,6 +63,7 @@ test('the page cache is what cacheSizeKiB says (better-sqlite3 builds SQLite wit
     await unsized.destroy();
     for (const bad of [0, -1, 1.5, Number.NaN])
       assert.throws(() => openSqlite(join(root, 'bad.db'), { cacheSizeKiB: bad }), /cacheSizeKiB/);
+    assert.equal(existsSync(join(root, 'bad.db')), false, 'a refused option creates no file');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -8,17 +8,20 @@ import { ProjectsService } from '../../src/modules/projects/projects.service.js'
 import { SessionRepository } from '../../src/modules/session/session.repository.js';
 import { createStorage, describePostgres, type TestStorage } from '../helpers/harness.js';
 
-/** Counts the statements `db` sends while `fn` runs. */
-async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+/** The statements `db` sends while `fn` runs: how many, and their SQL. */
+async function statementsOf<T>(
+  db: Db,
+  fn: () => Promise<T>,
+): Promise<{ result: T; statements: number; sql: string[] }> {
   const executor = db.kysely.getExecutor();
   const original = executor.executeQuery.bind(executor);
-  let statements = 0;
+  const sent: string[] = [];
   executor.executeQuery = ((...args: Parameters<typeof original>) => {
-    statements++;
+    sent.push(args[0].sql);
     return original(...args);
   }) as typeof executor.executeQuery;
   try {
-    return { result: await fn(), statements };
+    return { result: await fn(), statements: sent.length, sql: sent };
   } finally {
     executor.executeQuery = original;
   }
@@ -227,24 +230,13 @@ describePostgres('batched refresh rotations [postgres]', () => {
     const { userId, sessionId } = await session(0);
     const repository = new SessionRepository(storage.db);
     await rotate(repository, 0);
-    const { kysely } = storage.db;
-    const compiled: string[] = [];
-    const executor = kysely.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    executor.executeQuery = ((query: Parameters<typeof original>[0], ...rest: unknown[]) => {
-      compiled.push(query.sql);
-      return (original as (...a: unknown[]) => ReturnType<typeof original>)(query, ...rest);
-    }) as typeof executor.executeQuery;
-    try {
-      const found = await repository.findById(sessionId);
-      assert.equal(found?.id, sessionId);
-      assert.equal('last_refreshed_at' in (found ?? {}), false);
-      assert.doesNotMatch(compiled.at(-1)!, /refresh_tokens/);
-      const [listed] = await repository.listByUser(userId);
-      assert.equal(listed?.last_refreshed_at, now + 1000);
-    } finally {
-      executor.executeQuery = original;
-    }
+    const { result: found, sql } = await statementsOf(storage.db, () => repository.findById(sessionId));
+    assert.equal(found?.id, sessionId);
+    assert.equal('last_refreshed_at' in (found ?? {}), false);
+    assert.equal(sql.length, 1);
+    assert.doesNotMatch(sql[0]!, /refresh_tokens/);
+    const [listed] = await repository.listByUser(userId);
+    assert.equal(listed?.last_refreshed_at, now + 1000);
   });
 
   test('a context that cannot be built after the commit fails its own grant only; the others keep their rotation', async () => {
