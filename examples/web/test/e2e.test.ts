@@ -248,9 +248,14 @@ describe('demo app in headless Chromium', {
     const session = await stored(page, sessionEntry());
     assert.match(session ?? '', /^tessera-enc:v1:/, 'the session is stored, encrypted');
     const everything = await page.evaluate(() => Object.values(localStorage).join('\n'));
-    assert.doesNotMatch(everything, /eyJ|tsr_/);
+    // Token shapes, not their first characters: random base64url ciphertext holds `eyJ` or
+    // `tsr_` by chance (about one run in 250 for `eyJ` alone), but not a JWT's `eyJ….eyJ` nor a
+    // refresh token's `tsr_` + 22-character id + `.`.
+    assert.doesNotMatch(everything, /eyJ[\w-]*\.eyJ|tsr_[\w-]{22}\./);
     // The session is usable all the same: the SDK decrypts it with the key kept in IndexedDB.
-    assert.match((await accessToken(page)) ?? '', /^eyJ/);
+    const token = (await accessToken(page)) ?? '';
+    assert.match(token, /^eyJ/);
+    assert.equal(everything.includes(token.split('.')[1]!), false, 'the token payload is not stored as is');
     assert.deepEqual(await keyStore(page), { 'tessera.storage-key': 'AES-GCM secret non-extractable' });
     await page.getByTestId('stored').filter({ hasText: sessionEntry() }).waitFor({ timeout: 5000 });
     await shot(page, 'encrypted-storage');
