@@ -93,6 +93,7 @@ export async function buildApp(
     ...httpTimeouts(config.http),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 
   await registerCommon(app, ctx, { checkResponses: deps.checkResponses });
   // Before any route: app.close() then waits for running handlers, so storage closes after them.

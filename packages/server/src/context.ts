@@ -1,4 +1,4 @@
-import type { preHandlerAsyncHookHandler } from 'fastify';
+import type { onRouteHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
@@ -59,6 +59,12 @@ export interface AppDeps {
    * (src/http/response-contract.ts). Never in production.
    */
   checkResponses?: boolean;
+  /**
+   * Benchmarks: an `onRoute` hook added before any route, so that a route can be given a hook of
+   * its own (the benchmark's OTP-code header on the OTP start route alone, leaving /verify as in
+   * production). Never in production.
+   */
+  onRoute?: onRouteHookHandler;
 }
 
 /** The services and route hooks, built once and shared by the route modules. */
