@@ -19,6 +19,7 @@ import { oauthFamily } from './http/oauth.js';
 import { operationsFamily } from './http/operations.js';
 import { operatorFamily } from './http/operator.js';
 import { publicFamily } from './http/public.js';
+import { codeUnitLengths } from './http/string-length.js';
 import { httpTimeouts } from './http-timeouts.js';
 import { HOUSEKEEPING_INTERVAL_MS } from './keys/rotation.js';
 import { rememberProblem } from './plugins/error-handler.js';
@@ -91,7 +92,10 @@ export async function buildApp(
         .send(problem.toProblem());
     },
     ...httpTimeouts(config.http),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+      plugins: [codeUnitLengths],
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 

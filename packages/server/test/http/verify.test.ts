@@ -294,6 +294,17 @@ eachDialect('POST /verify', (dialect) => {
     }
   });
 
+  test('an access_token over 8,192 UTF-16 code units is a 400, counted as JavaScript counts length', async () => {
+    const at = async (token: string) => (await verify(token)).status;
+    assert.equal(await at('a'.repeat(8192)), 200, 'at the bound: checked, and invalid');
+    assert.equal(await at('a'.repeat(8193)), 400);
+    // 8,192 code points, at the bound, but 8,194 code units, over it: two are emoji.
+    assert.equal(await at(`${'a'.repeat(8190)}${'\u{1F600}'.repeat(2)}`), 400);
+    const answer = await verify('a'.repeat(8193));
+    assert.equal(answer.body.success, false);
+    assert.equal(typeof answer.body.reason, 'string');
+  });
+
   test('CORS: a preflight from any origin allows API_KEY_ID and Content-Type', async () => {
     for (const origin of ['https://anywhere.example', 'http://localhost:3000', 'null']) {
       const preflight = await server.request('OPTIONS', '/verify', {
