@@ -65,4 +65,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # node is PID 1's only child concern: it handles SIGTERM itself (drain, then exit); use
 # `docker run --init` or compose's `init: true` so zombie processes are reaped.
 # The V8 flags are packages/server/src/node-flags.ts's SERVE_NODE_FLAGS (a test keeps them equal).
-CMD ["node", "--max-semi-space-size=4", "packages/server/bin/tessera.js", "serve"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "packages/server/bin/tessera.js", "serve"]

@@ -80,7 +80,7 @@ function describe(row: Row): string {
   const r = row.result;
   return (
     `${nf.format(r.rate)}/s, server CPU ${orDash(cpuPerOp(r))} µs/op, database CPU ${orDash(row.databaseCpuPerOp)} µs/op, ` +
-    `${orDash(row.statementsPerOp, nf1)} statements/op (p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.failed} failed, ${r.errors} errors)`
+    `${orDash(row.statementsPerOp, nf1)} statements/op (p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.failed} failed, ${r.errors} errors; peak RSS ${orDash(r.peakRss / 2 ** 20)} MB)`
   );
 }
 

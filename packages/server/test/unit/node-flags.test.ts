@@ -31,5 +31,13 @@ test('every way of starting `tessera serve` passes the serving flags to node', (
 test('a cluster worker gets the serving flags its primary lacks, and keeps a value set otherwise', () => {
   assert.deepEqual(withServeFlags(['--enable-source-maps']), ['--enable-source-maps', ...SERVE_NODE_FLAGS]);
   assert.deepEqual(withServeFlags([...SERVE_NODE_FLAGS]), [...SERVE_NODE_FLAGS]);
-  assert.deepEqual(withServeFlags(['--max_semi_space_size=16']), ['--max_semi_space_size=16']);
+  // A flag set otherwise keeps its value (V8 spells names with - or _); the others are added.
+  assert.deepEqual(withServeFlags(['--max_semi_space_size=16']), [
+    '--max_semi_space_size=16',
+    ...SERVE_NODE_FLAGS.filter((flag) => !flag.startsWith('--max-semi-space-size=')),
+  ]);
+  assert.deepEqual(withServeFlags(['--heap-growing-percent=100', '--max-semi-space-size=8']), [
+    '--heap-growing-percent=100',
+    '--max-semi-space-size=8',
+  ]);
 });
