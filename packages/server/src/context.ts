@@ -118,7 +118,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const projectsRepository = new ProjectsRepository(db);
   const projects = new ProjectsService(projectsRepository, now);
   const users = new UsersRepository(db);
-  const sessions = new SessionRepository(db);
+  // A batched statement that fails as a whole is retried item by item, which may all succeed: the
+  // failure itself is logged, or a batch that always fails would only show as slower writes.
+  const batchFailed =
+    (what: string) =>
+    (error: unknown, size: number): void =>
+      deps.logger.warn(
+        { err: error, size },
+        `a batch of ${what} failed as a whole; retrying them one by one`,
+      );
+  const sessions = new SessionRepository(db, { onBatchFailed: batchFailed('refresh grants') });
   const limiter = new RateLimiter(db, now);
   const ipLimiter = new IpLimiter(db, now);
   const revocations = new RevocationList(
@@ -131,6 +140,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     db,
     (error) => deps.logger.error({ err: error }, 'audit event not recorded'),
     now,
+    batchFailed('audit events'),
   );
   const metrics = new Metrics();
   metrics.watchDatabase(db);

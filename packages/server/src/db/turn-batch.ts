@@ -18,6 +18,13 @@ export interface TurnBatchOptions<T, R> {
    * over the same rows lock them in one order.
    */
   key?(item: T): string;
+  /**
+   * Told once when a batch failed as a whole for a reason other than the database being away (or
+   * too slow), just before its items run again alone. Those retries may all succeed, so without
+   * this a batch statement that always fails would only show as every item costing its own
+   * statement. When the database is away the items fail, and their requests are logged.
+   */
+  onBatchFailed?(error: unknown, size: number): void;
 }
 
 interface Waiting<T, R> {
@@ -81,7 +88,10 @@ export class TurnBatch<T, R> {
       },
       (error: unknown) => {
         if (isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
-        else for (const w of batch) this.#alone(w);
+        else {
+          this.options.onBatchFailed?.(error, batch.length);
+          for (const w of batch) this.#alone(w);
+        }
       },
     );
   }

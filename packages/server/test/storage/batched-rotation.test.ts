@@ -200,7 +200,10 @@ describePostgres('batched refresh rotations [postgres]', () => {
 
   test('a batch that fails is run grant by grant: only the failing grant fails', async () => {
     for (let i = 0; i < 5; i++) await session(i);
-    const repository = new SessionRepository(storage.db);
+    const failures: Array<{ error: unknown; size: number }> = [];
+    const repository = new SessionRepository(storage.db, {
+      onBatchFailed: (error, size) => failures.push({ error, size }),
+    });
     const clash = repository.rotateCurrent(
       { id: 't2', secret_hash: 'h2' },
       projectId,
@@ -223,6 +226,10 @@ describePostgres('batched refresh rotations [postgres]', () => {
       .where('id', '=', 't2')
       .executeTakeFirstOrThrow();
     assert.equal(t2.rotated_at, null, 'the failed grant left nothing behind');
+    // The batch's own failure is told once (the context logs it), not only the grant's.
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0]!.size, 5);
+    assert.match(String((failures[0]!.error as Error).message), /duplicate key/);
   });
 
   test('a session read by id reads no refresh token; the sessions listing gives its newest rotation', async () => {

@@ -12,8 +12,10 @@ function recorder(
   options: { max?: number; keyed?: boolean; failMany?: unknown; failAlone?: (item: Item) => unknown } = {},
 ) {
   const runs: Array<{ kind: 'many' | 'alone'; keys: string[] }> = [];
+  const failedBatches: Array<{ error: unknown; size: number }> = [];
   const batch = new TurnBatch<Item, number>({
     max: options.max ?? 32,
+    onBatchFailed: (error, size) => failedBatches.push({ error, size }),
     ...(options.keyed === false ? {} : { key: (item: Item) => item.key }),
     many: async (items) => {
       runs.push({ kind: 'many', keys: items.map((i) => i.key) });
@@ -27,7 +29,7 @@ function recorder(
       return item.value * 2;
     },
   });
-  return { batch, runs };
+  return { batch, runs, failedBatches };
 }
 
 test('an item alone in its turn runs alone; the items of one turn run together, sorted by key', async () => {
@@ -60,8 +62,9 @@ test('without a key, repeats share a batch and the order is kept', async () => {
 });
 
 test('a batch that fails is run item by item: only the item at fault fails', async () => {
-  const { batch, runs } = recorder({
-    failMany: new Error('duplicate key value violates unique constraint'),
+  const failure = new Error('duplicate key value violates unique constraint');
+  const { batch, runs, failedBatches } = recorder({
+    failMany: failure,
     failAlone: (item) => (item.key === 'b' ? new Error('b is at fault') : undefined),
   });
   const settled = await Promise.allSettled(['a', 'b', 'c'].map((key, i) => batch.add({ key, value: i })));
@@ -73,14 +76,23 @@ test('a batch that fails is run item by item: only the item at fault fails', asy
     runs.map((r) => `${r.kind}:${r.keys.join('')}`),
     ['many:abc', 'alone:a', 'alone:b', 'alone:c'],
   );
+  assert.deepEqual(failedBatches, [{ error: failure, size: 3 }], 'the batch failure is told once');
+});
+
+test('a batch whose items all succeed alone still tells of its failure', async () => {
+  const { batch, failedBatches } = recorder({ failMany: new Error('syntax error at or near "lateral"') });
+  assert.deepEqual(await Promise.all(['a', 'b'].map((key, i) => batch.add({ key, value: i }))), [0, 2]);
+  assert.equal(failedBatches.length, 1);
+  assert.equal(failedBatches[0]!.size, 2);
 });
 
 test('the database away: every item of the batch gets the error at once, nothing is retried', async () => {
   const away = Object.assign(new Error('Connection terminated unexpectedly'), {});
-  const { batch, runs } = recorder({ failMany: away });
+  const { batch, runs, failedBatches } = recorder({ failMany: away });
   const settled = await Promise.allSettled(['a', 'b'].map((key, i) => batch.add({ key, value: i })));
   assert.ok(settled.every((s) => s.status === 'rejected' && s.reason === away));
   assert.deepEqual(runs, [{ kind: 'many', keys: ['a', 'b'] }]);
+  assert.deepEqual(failedBatches, [], 'each request answers 503 and is logged on its own');
 });
 
 for (const [code, what] of [

@@ -47,6 +47,7 @@ export class AuditLog {
    */
   readonly #events = new TurnBatch<RecordedEvent, void>({
     max: 64,
+    onBatchFailed: (error, size) => this.onBatchFailed?.(error, size),
     many: async (events) => {
       await auditRepository.insertMany(this.db.kysely, events);
       return events.map(() => undefined);
@@ -58,6 +59,8 @@ export class AuditLog {
     private readonly db: Db,
     private readonly onError: (error: unknown) => void,
     private readonly now: () => number = Date.now,
+    /** A batch of events failed as a whole and its events are being stored one by one (TurnBatch). */
+    private readonly onBatchFailed?: (error: unknown, size: number) => void,
   ) {}
 
   /**

@@ -463,6 +463,7 @@ export class SessionRepository {
   readonly #grants = new TurnBatch<Grant, RefreshContextRow | undefined>({
     max: MAX_BATCH,
     key: (grant) => grant.oldId,
+    onBatchFailed: (error, size) => this.options.onBatchFailed?.(error, size),
     many: async (grants) => {
       const column = <K extends keyof Grant>(key: K) => grants.map((g) => g[key]);
       const { rows } = await batchedRotation(
@@ -503,7 +504,10 @@ export class SessionRepository {
     },
   });
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly options: { onBatchFailed?: (error: unknown, size: number) => void } = {},
+  ) {}
 
   /** Inserts a session with its first refresh token, atomically. */
   async create(session: Session, token: { id: string; secret_hash: string }): Promise<void> {
