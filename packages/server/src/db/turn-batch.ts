@@ -20,7 +20,7 @@ export interface TurnBatchOptions<T, R> {
   key?(item: T): string;
   /**
    * Told once when a batch failed as a whole for a reason other than the database being away (or
-   * too slow), just before its items run again alone. Those retries may all succeed, so without
+   * too slow), once its items have started again alone (whatever it throws, they go on). Those retries may all succeed, so without
    * this a batch statement that always fails would only show as every item costing its own
    * statement. When the database is away the items fail, and their requests are logged.
    */
@@ -80,17 +80,30 @@ export class TurnBatch<T, R> {
       return;
     }
     if (key) batch.sort((a, b) => (key(a.item) < key(b.item) ? -1 : 1));
-    this.options.many(batch.map((w) => w.item)).then(
+    let running: Promise<R[]>;
+    try {
+      running = this.options.many(batch.map((w) => w.item));
+    } catch (error) {
+      // Thrown before any statement was sent: as a batch that failed and wrote nothing.
+      running = Promise.reject(error);
+    }
+    running.then(
       (results) => {
         batch.forEach((w, i) => {
           w.resolve(results[i]!);
         });
       },
       (error: unknown) => {
-        if (isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
-        else {
+        if (isDatabaseUnavailable(error)) {
+          for (const w of batch) w.reject(error);
+          return;
+        }
+        // The retries first: a failing listener must not leave its items waiting forever.
+        for (const w of batch) this.#alone(w);
+        try {
           this.options.onBatchFailed?.(error, batch.length);
-          for (const w of batch) this.#alone(w);
+        } catch {
+          // Only a report; the items are already on their way.
         }
       },
     );

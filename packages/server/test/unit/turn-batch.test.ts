@@ -118,3 +118,31 @@ test('an `alone` that throws at once rejects its item', async () => {
   });
   await assert.rejects(batch.add({ key: 'a', value: 1 }), /cannot even start/);
 });
+
+test('a listener that throws does not keep the items of a failed batch waiting', async () => {
+  const batch = new TurnBatch<Item, number>({
+    max: 32,
+    onBatchFailed: () => {
+      throw new Error('the logger is broken');
+    },
+    many: async () => {
+      throw new Error('deadlock detected');
+    },
+    alone: async (item) => item.value * 2,
+  });
+  assert.deepEqual(await Promise.all([1, 2].map((value) => batch.add({ key: `${value}`, value }))), [2, 4]);
+});
+
+test('a `many` that throws before returning a promise is a failed batch: its items run alone', async () => {
+  const failures: number[] = [];
+  const batch = new TurnBatch<Item, number>({
+    max: 32,
+    onBatchFailed: (_error, size) => failures.push(size),
+    many: () => {
+      throw new Error('could not build the statement');
+    },
+    alone: async (item) => item.value * 2,
+  });
+  assert.deepEqual(await Promise.all([1, 2].map((value) => batch.add({ key: `${value}`, value }))), [2, 4]);
+  assert.deepEqual(failures, [2]);
+});
