@@ -352,19 +352,42 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
       assert.equal((await attempt(12)).status, 200);
     });
 
-    test('a wrong origin or RP id is refused', async () => {
+    test('a forged assertion tells nothing of the stored counter', async () => {
+      // A stranger who knows a credential id (biometric/start hands it out) signs with a key of
+      // their own: whatever counter they claim, the answer is the same, and the owner's stored
+      // counter (10) shows neither in the detail nor in which claims were refused differently.
+      const { authenticator } = await userWithPasskey({ counter: 10 });
+      const forger = new SoftwareAuthenticator();
+      const forge = async (counter: number) => {
+        const { challenge_id, options } = await startSignIn();
+        const forged = forger.authenticate({ challenge: options.challenge, counter });
+        forged.id = forged.rawId = authenticator.id;
+        return completeSignIn(challenge_id, forged);
+      };
+      const answers = [await forge(3), await forge(10), await forge(11)];
+      for (const answer of answers) {
+        assertProblem(answer, 400, 'passkey_verification_failed');
+        assert.doesNotMatch(answer.body.detail, /\d/, answer.text);
+      }
+      assert.equal(new Set(answers.map((a) => a.body.detail)).size, 1, answers.map((a) => a.text).join('\n'));
+      assert.equal(await storedCounter(authenticator.id), 10);
+    });
+
+    test('a wrong origin or RP id is refused, without quoting the origin or the allowed ones', async () => {
       const { authenticator } = await userWithPasskey();
-      for (const override of [
-        { origin: 'https://evil.test' },
-        { origin: 'http://other.test' },
-        { rpId: 'evil.test' },
-      ]) {
+      for (const [override, reason] of [
+        [{ origin: 'https://evil.test' }, /origin the project does not allow/],
+        [{ origin: 'http://other.test<script>' }, /origin the project does not allow/],
+        [{ rpId: 'evil.test' }, /another relying party/],
+      ] as const) {
         const { challenge_id, options } = await startSignIn();
         const answer = await completeSignIn(
           challenge_id,
           authenticator.authenticate({ challenge: options.challenge, ...override }),
         );
         assertProblem(answer, 400, 'passkey_verification_failed');
+        assert.match(answer.body.detail, reason);
+        assert.doesNotMatch(answer.body.detail, /evil|other\.test|app\.test|script/, answer.text);
       }
     });
 

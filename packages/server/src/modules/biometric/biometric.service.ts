@@ -144,7 +144,7 @@ export class BiometricService {
         requireUserVerification: true,
       });
     } catch (error) {
-      throw failed(`the passkey registration could not be verified: ${safeReason(error)}`);
+      throw failed(`the passkey registration could not be verified: ${failureReason(error)}`);
     }
     if (!verification.verified) throw failed('the passkey registration could not be verified');
     const info = verification.registrationInfo;
@@ -293,7 +293,10 @@ export class BiometricService {
     }
     // The signature is checked before the owner's failure budget is touched: an assertion nobody
     // but the authenticator could have made is the only thing that may spend it, so a stranger
-    // naming someone's credential id cannot lock the real passkey out.
+    // naming someone's credential id cannot lock the real passkey out. The signature counter too
+    // is compared only once the signature holds (the library compares it first): otherwise
+    // anyone who knows a credential id could learn its counter, how often it signed in, from
+    // which forged counters were refused as too low.
     const { rpID, origins } = relyingParty(project);
     let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
@@ -305,7 +308,7 @@ export class BiometricService {
         credential: {
           id: passkey.id,
           publicKey: Buffer.from(passkey.public_key, 'base64url'),
-          counter: passkey.counter,
+          counter: 0,
           transports: passkey.transports as AuthenticatorTransportFuture[],
         },
         requireUserVerification: false,
@@ -313,11 +316,19 @@ export class BiometricService {
     } catch (error) {
       throw await fail(
         'verification_failed',
-        failed(`the passkey assertion could not be verified: ${safeReason(error)}`),
+        failed(`the passkey assertion could not be verified: ${failureReason(error)}`),
       );
     }
     if (!verification.verified) {
       throw await fail('verification_failed', failed('the passkey signature is not valid'));
+    }
+    if (counterWentBack(verification.authenticationInfo.newCounter, passkey.counter)) {
+      // A genuine signature with a counter not above the stored one: a cloned authenticator, or
+      // an old assertion. Refused like a failed verification, without spending the budget.
+      throw await fail(
+        'verification_failed',
+        failed("the passkey's signature counter did not advance (a cloned authenticator?)"),
+      );
     }
     // Failed completes of genuine assertions are counted per user: every attempt takes a unit and
     // a success gives it back, so parallel attempts cannot slip past the limit.
@@ -359,8 +370,44 @@ export class BiometricService {
   }
 }
 
-/** SimpleWebAuthn's messages name what failed (origin, challenge, counter…), never a secret. */
-function safeReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : 'invalid response';
-  return message.replace(/"[^"]{20,}"/g, '"…"').slice(0, 200);
+/**
+ * WebAuthn's counter rule (§6.1.1): a counter that is not zero on both sides must grow. The
+ * library's own check runs before the signature's and is turned off (stored counter 0 given).
+ */
+export function counterWentBack(received: number, stored: number): boolean {
+  return (received > 0 || stored > 0) && received <= stored;
+}
+
+const FAILURE_REASONS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^Unexpected \w+ response origin/, 'it comes from an origin the project does not allow'],
+  [
+    /^Unexpected \w+ response challenge|^Custom challenge verifier/,
+    'it does not answer the challenge that was issued',
+  ],
+  [/^Unexpected RP ID hash/, "it was made for another relying party (the project's RP ID)"],
+  [/^User verification (was )?required/, 'the authenticator did not verify the user'],
+  [
+    /^User not present|^User presence was required/,
+    'the authenticator did not confirm that the user was present',
+  ],
+  [
+    /attestation|certificate|AAGUID|public key/i,
+    'its attestation or public key is not valid or not supported',
+  ],
+  [/signature/i, 'its signature is not valid'],
+];
+
+/**
+ * What failed, in fixed words: SimpleWebAuthn's messages quote the response (its type, origin,
+ * challenge), the project's allowed origins and the stored counter, and a malformed response can
+ * fail inside the library with a JavaScript error about its own code. A detail never quotes the
+ * request or stored state (docs/API.md, "Errors"), so only the kind of failure is told.
+ */
+export function failureReason(error: unknown): string {
+  // The library's refusals are Errors; a TypeError or RangeError is a response it choked on.
+  if (!(error instanceof Error) || error instanceof TypeError || error instanceof RangeError)
+    return 'the response is malformed';
+  const { message } = error;
+  for (const [pattern, reason] of FAILURE_REASONS) if (pattern.test(message)) return reason;
+  return 'the response is malformed';
 }
