@@ -49,7 +49,10 @@ export function requireBearer(verify: VerifyService, projects: ProjectsService, 
       throw invalidToken('the user of this token no longer exists');
     const origin = request.headers.origin;
     if (origin && !originAllowed(project, origin)) {
-      throw forbidden(`origin ${origin} is not allowed for this project`, ErrorCodes.originNotAllowed);
+      throw forbidden(
+        "the request's Origin is not one of this project's allowed origins",
+        ErrorCodes.originNotAllowed,
+      );
     }
     request.auth = { project, user, claims: result.claims };
   };

@@ -74,7 +74,11 @@ async function namedClient(
 function checkOrigin(request: FastifyRequest, client: Project): void {
   const origin = request.headers.origin;
   if (origin && !originAllowed(client, origin)) {
-    throw new OAuthError(403, 'invalid_client', `origin ${origin} is not allowed for this client`);
+    throw new OAuthError(
+      403,
+      'invalid_client',
+      "the request's Origin is not one of this client's allowed origins",
+    );
   }
 }
 

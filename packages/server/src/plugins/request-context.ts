@@ -45,7 +45,10 @@ export function requireProject(projects: ProjectsService) {
     const project = await projects.requireApiKeyId(apiKeyIdOf(request));
     const origin = request.headers.origin;
     if (origin && !originAllowed(project, origin)) {
-      throw forbidden(`origin ${origin} is not allowed for this project`, ErrorCodes.originNotAllowed);
+      throw forbidden(
+        "the request's Origin is not one of this project's allowed origins",
+        ErrorCodes.originNotAllowed,
+      );
     }
     request.project = project;
   };

@@ -116,8 +116,30 @@ interface Answer {
   text: string;
 }
 
-/** Every answer: below 500; an error is JSON with a reason in the format of its family. */
-function check(path: string, answer: Answer): void {
+/** Strings of the request long enough that finding one in an error's reason means it was quoted. */
+function quotable(headers: Record<string, string>, body: Body | undefined): string[] {
+  const found = Object.values(headers);
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') found.push(value);
+    else if (Array.isArray(value)) for (const item of value) visit(item);
+    else if (typeof value === 'object' && value !== null)
+      for (const item of Object.values(value)) visit(item);
+  };
+  if (body?.text !== undefined) {
+    try {
+      visit(JSON.parse(body.text));
+    } catch {
+      found.push(body.text);
+    }
+  }
+  return found.filter((text) => text.trim().length >= 12);
+}
+
+/**
+ * Every answer: below 500; an error is JSON with a reason in the format of its family, and the
+ * reason quotes no header value or body string of the request (docs/API.md, "Errors").
+ */
+function check(path: string, answer: Answer, sent: string[] = []): void {
   assert.ok(answer.status < 500, `${answer.status}: ${answer.text.slice(0, 300)}`);
   if (answer.status < 400) return;
   assert.match(answer.contentType, /json/, `${answer.status} is not JSON: ${answer.text.slice(0, 300)}`);
@@ -133,6 +155,11 @@ function check(path: string, answer: Answer): void {
     typeof reason === 'string' && reason.length > 0,
     `${answer.status} without a reason: ${answer.text}`,
   );
+  for (const text of sent)
+    assert.ok(
+      !reason.includes(text),
+      `${answer.status} quotes the request (${JSON.stringify(text)}): ${answer.text}`,
+    );
 }
 
 eachDialect('fuzz: every public JSON endpoint', (dialect) => {
@@ -245,7 +272,8 @@ eachDialect('fuzz: every public JSON endpoint', (dialect) => {
         fc.asyncProperty(input, async ({ credentials, path, query, body }) => {
           sent++;
           const headers = typeof credentials === 'string' ? profiles[credentials]! : credentials;
-          check(path, await send(route.method, `${path}${query}`, headers, body ?? undefined));
+          const answer = await send(route.method, `${path}${query}`, headers, body ?? undefined);
+          check(path, answer, quotable(headers, body ?? undefined));
         }),
         { numRuns: withBody ? runs.body : runs.other, ...(SEED === undefined ? {} : { seed: SEED }) },
       );
@@ -278,7 +306,7 @@ eachDialect('fuzz: every public JSON endpoint', (dialect) => {
     if (failure.dialect !== undefined && failure.dialect !== dialect) continue;
     test(`regression: ${failure.was}`, async () => {
       const { method, path, profile, body } = await failure.example(server);
-      check(path, await send(method, path, profiles[profile]!, body));
+      check(path, await send(method, path, profiles[profile]!, body), quotable(profiles[profile]!, body));
     });
   }
 });

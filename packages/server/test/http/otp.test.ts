@@ -612,6 +612,8 @@ eachDialect('OTP project credentials and origins', (dialect) => {
       ]) {
         const answer = await start(server, 'ada@example.com', { ...keyOf(server), origin });
         assertProblem(answer, 403, 'origin_not_allowed');
+        // The detail never quotes the request (docs/API.md, "Errors").
+        assert.ok(!answer.text.includes(origin.replace(/^https?:\/\//, '')), answer.text);
       }
       const completeAnswer = await complete(server, 'otp_x', '123456', true, {
         ...keyOf(server),
