@@ -22,7 +22,7 @@ import { publicFamily } from './http/public.js';
 import { codeUnitLengths } from './http/string-length.js';
 import { httpTimeouts } from './http-timeouts.js';
 import { HOUSEKEEPING_INTERVAL_MS } from './keys/rotation.js';
-import { rememberProblem } from './plugins/error-handler.js';
+import { answerClientError, rememberProblem } from './plugins/error-handler.js';
 import { trackInFlight } from './plugins/in-flight.js';
 
 /** Seconds a client is told to wait before retrying a request refused during shutdown. */
@@ -91,6 +91,8 @@ export async function buildApp(
         .type('application/problem+json')
         .send(problem.toProblem());
     },
+    // What Node refuses before there is a request (bad framing, huge headers, a request timeout).
+    clientErrorHandler: answerClientError,
     ...httpTimeouts(config.http),
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { ErrorCodes, VerifyReasons } from '@tessera/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError, TesseraError, toKnownError } from '../errors.js';
@@ -44,13 +46,25 @@ function fromFastify(error: FastifyError): TesseraError | undefined {
   return undefined;
 }
 
+/** An error Fastify raised for the request itself (its body, its content type): a 4xx status of its own. */
+function isFrameworkClientError(error: FastifyError | Error): error is FastifyError {
+  if (error instanceof TesseraError) return false;
+  const status = (error as FastifyError).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
 /**
  * Known errors keep their status and code; everything else becomes a 500 whose detail only the
  * log sees. Every 5xx is logged.
  */
 function knownError(error: FastifyError | Error, request: FastifyRequest): TesseraError {
-  // A database that is away becomes a 503 with Retry-After (toKnownError), never a 500.
-  const known = toKnownError(error) ?? fromFastify(error as FastifyError);
+  // Fastify's own 4xx first: a body the client stopped sending fails with Node's `aborted`, code
+  // ECONNRESET like a database socket's, and must not be told (or logged) as a database outage.
+  // Then a database that is away becomes a 503 with Retry-After (toKnownError), never a 500.
+  const known =
+    (isFrameworkClientError(error) ? fromFastify(error) : undefined) ??
+    toKnownError(error) ??
+    fromFastify(error as FastifyError);
   if (!known) {
     request.log.error({ err: error }, 'unexpected error');
     rememberProblem(request, ErrorCodes.internalError);
@@ -136,4 +150,31 @@ export function problemNotFound(request: FastifyRequest, reply: FastifyReply) {
 /** The 404 of `/oauth/*`, in the RFC 6749 shape. */
 export function oauthNotFound(request: FastifyRequest, reply: FastifyReply) {
   return reply.code(404).send({ error: 'invalid_request', error_description: noRoute(request).message });
+}
+
+/** Node's refusals of a connection's bytes, by its error code: status and fixed detail. */
+function clientErrorAnswer(code: string | undefined): [number, string] {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'the request did not arrive in time'];
+  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'the request headers are too large'];
+  return [400, 'the request is not valid HTTP/1.1'];
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node refuses before there is a request (a malformed request
+ * line or header, headers over the size limit, a request that did not arrive within
+ * TESSERA_HTTP_REQUEST_TIMEOUT) is answered with a problem document like every other error (the
+ * route, and so its family's format, is not known yet), then the connection is closed. A
+ * connection the client reset has nobody to answer.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] = clientErrorAnswer(error.code);
+  if (socket.writable) {
+    const body = JSON.stringify(new TesseraError(status, ErrorCodes.invalidRequest, detail).toProblem());
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -54,10 +54,49 @@ function dribble(server: TestServer, first: string, drip: string): Promise<Close
   });
 }
 
+/** Writes `bytes` on a new connection (then ends it when `end`) and collects what comes back until it closes. */
+function exchange(server: TestServer, bytes: string, end = false): Promise<string> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the connection open for ${GIVE_UP_MS} ms`));
+    }, GIVE_UP_MS);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      resolve(received);
+    });
+    socket.write(bytes, () => {
+      if (end) socket.destroy();
+    });
+  });
+}
+
+/** A problem document answered by Node's refusal of the connection's bytes, and the connection closed. */
+function assertRefused(received: string, status: number): void {
+  assert.match(received, new RegExp(`^HTTP/1\\.1 ${status} `), received);
+  assert.match(received, /\r\ncontent-type: application\/problem\+json\r\n/i, received);
+  const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+  assert.equal(body.status, status);
+  assert.equal(body.code, 'invalid_request');
+  assert.equal(typeof body.detail, 'string');
+}
+
 describe('slow clients are cut off in bounded time', () => {
   let server: TestServer;
+  const logged: Array<Record<string, unknown>> = [];
   before(async () => {
-    server = await startServer('sqlite', { env: ENV });
+    server = await startServer('sqlite', {
+      env: ENV,
+      logStream: { write: (line: string) => void logged.push(JSON.parse(line)) },
+    });
   });
   after(() => server.close());
 
@@ -68,7 +107,29 @@ describe('slow clients are cut off in bounded time', () => {
     // 2 s plus Node's check interval (0.5 s here) and scheduling slack.
     assert.ok(closed.afterMs >= 1_900, `closed after ${closed.afterMs} ms, before the request timeout`);
     assert.ok(closed.afterMs < 5_000, `closed after ${closed.afterMs} ms`);
-    assert.match(closed.received, /^HTTP\/1\.1 408 /);
+    assertRefused(closed.received, 408);
+  });
+
+  test('bytes that are not HTTP and headers over the size limit are refused as problem documents', async () => {
+    assertRefused(await exchange(server, 'NOT HTTP AT ALL\r\n\r\n'), 400);
+    assertRefused(await exchange(server, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), 400);
+    const huge = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    assertRefused(await exchange(server, huge), 431);
+  });
+
+  test('a body the client stops sending is not logged as a database outage', async () => {
+    const before = logged.length;
+    const head =
+      'POST /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":';
+    await exchange(server, head, true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lines = logged.slice(before);
+    // Node's "aborted" error has code ECONNRESET, as a database socket's would.
+    assert.deepEqual(
+      lines.filter((l) => Number(l.level) >= 50 || l.code === 'service_unavailable'),
+      [],
+      JSON.stringify(lines),
+    );
   });
 
   test('headers dribbled a byte at a time are closed after the headers timeout', async () => {
