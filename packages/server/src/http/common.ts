@@ -1,4 +1,3 @@
-import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -72,5 +71,4 @@ export async function registerCommon(
 
   await app.register(swagger, swaggerOptions(config.issuer));
   registerSchemas(app);
-  await app.register(formbody, { bodyLimit: config.bodyLimit });
 }

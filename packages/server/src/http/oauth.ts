@@ -1,3 +1,4 @@
+import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { introspectionRoutes } from '../modules/session/introspection.routes.js';
@@ -18,6 +19,8 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(oauthErrorHandler);
     scope.addHook('onRoute', documentErrors('oauth'));
+    // RFC 6749 clients send forms; this family alone reads them (every other route reads JSON).
+    await scope.register(formbody, { bodyLimit: ctx.config.bodyLimit });
     await notFoundUnder(scope, ['/oauth/'], oauthNotFound);
 
     await scope.register(async (browser) => {
