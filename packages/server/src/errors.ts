@@ -119,6 +119,16 @@ export function toKnownError(error: unknown): TesseraError | undefined {
       ErrorCodes.invalidRequest,
       'text must not contain the NUL character (U+0000)',
     );
+  // PostgreSQL broke a deadlock (40P01) or refused a serialisable transaction (40001) against a
+  // concurrent one, e.g. a user's deletion against a grant rotating one of its tokens: this
+  // statement was rolled back whole, and the same request sent again runs against the new state.
+  if (code === '40P01' || code === '40001')
+    return new TesseraError(
+      503,
+      ErrorCodes.serviceUnavailable,
+      'the request collided with a concurrent change and was undone; retry it',
+      { cause: error, retryAfter: 1, headers: { 'retry-after': '1' } },
+    );
   // A foreign key refused the write: what the request refers to (its project, user, device or
   // session) was deleted while it ran, e.g. a project an operator deleted that another instance
   // had still cached. Nothing was written.

@@ -90,6 +90,20 @@ describe('toKnownError', () => {
     assert.doesNotMatch(JSON.stringify(problem), /administrator|57P01/);
   });
 
+  test('a deadlock or serialisation failure is a 503 to retry at once, not a 500', () => {
+    for (const code of ['40P01', '40001']) {
+      const cause = withCode(code, 'deadlock detected');
+      const known = toKnownError(cause);
+      assert.ok(known, code);
+      assert.equal(known.statusCode, 503);
+      assert.equal(known.code, ErrorCodes.serviceUnavailable);
+      assert.equal(known.headers['retry-after'], '1');
+      assert.equal(known.toProblem().retry_after, 1);
+      assert.equal(known.cause, cause);
+      assert.doesNotMatch(JSON.stringify(known.toProblem()), /deadlock|40P01|40001/);
+    }
+  });
+
   test('a TesseraError stays itself; anything else is not known', () => {
     const error = new TesseraError(404, ErrorCodes.notFound, 'x');
     assert.equal(toKnownError(error), error);
