@@ -8,6 +8,7 @@ import type { Config, UnknownVariable } from './config/index.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { connect, type Db, migrate } from './db/connect.js';
 import { describeDatabaseError, isDatabaseUnavailable } from './db/unavailable.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './errors.js';
 import { KeyStore } from './keys/key-store.js';
 import { advanceKeys } from './keys/rotation.js';
 import { createLogger } from './logger.js';
@@ -29,6 +30,28 @@ export function warnUnknownVariables(logger: Logger, unknown: readonly UnknownVa
     .map((v) => (v.suggestion ? `${v.name} (did you mean ${v.suggestion}?)` : v.name))
     .join(', ');
   logger.warn({ variables: unknown.map((v) => v.name) }, `unknown TESSERA_* variables ignored: ${list}`);
+}
+
+/**
+ * The shortest refresh grace that covers a retry of a grant whose answer was lost on PostgreSQL:
+ * the longest the server takes to answer it (pool wait up to the connect timeout, the statement
+ * timeout, and the client-side second past it) plus the Retry-After of its 503. A shorter window
+ * revokes, as reuse, the session of a client that retried as told.
+ */
+export function refreshGraceNeeded(config: Readonly<Config>): number {
+  const { connectMs, statementMs } = config.databaseTimeouts;
+  return Math.ceil((connectMs + statementMs + 1000) / 1000) + DATABASE_RETRY_AFTER_SECONDS;
+}
+
+/** Warns when TESSERA_REFRESH_GRACE is on but shorter than refreshGraceNeeded (PostgreSQL). */
+export function warnShortRefreshGrace(logger: Logger, config: Readonly<Config>): void {
+  if (!/^postgres(ql)?:/.test(config.databaseUrl) || config.refreshGrace === 0) return;
+  const needed = refreshGraceNeeded(config);
+  if (config.refreshGrace >= needed) return;
+  logger.warn(
+    { refreshGrace: config.refreshGrace, needed },
+    `TESSERA_REFRESH_GRACE (${config.refreshGrace} s) is shorter than a refresh can take to answer on this database plus the Retry-After of its 503 (${needed} s): a client that retries a refresh whose answer was lost may have its session revoked as reuse`,
+  );
 }
 
 /** Start-up gave up waiting for the database (TESSERA_DATABASE_WAIT). */
@@ -191,6 +214,7 @@ export async function serve(
   }
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   warnUnknownVariables(logger, options.unknown ?? []);
+  warnShortRefreshGrace(logger, config);
   const workers = options.workers ?? config.workers;
   if (workers <= 1) {
     await serveOne(config, logger, { worker: false });

@@ -596,7 +596,7 @@ function parseConfig(env: Env): Readonly<Config> {
     accessTokenTtl,
     idTokenTtl: int(env, 'TESSERA_ID_TOKEN_TTL', 3600, 30, 86400),
     refreshTokenTtl: int(env, 'TESSERA_REFRESH_TOKEN_TTL', 30 * 86400, 60, 365 * 86400),
-    refreshGrace: int(env, 'TESSERA_REFRESH_GRACE', 10, 0, 120),
+    refreshGrace: int(env, 'TESSERA_REFRESH_GRACE', 30, 0, 120),
     clockLeeway: int(env, 'TESSERA_CLOCK_LEEWAY', 5, 0, 300),
     otp: {
       ttl: int(env, 'TESSERA_OTP_TTL', 300, 30, 3600),

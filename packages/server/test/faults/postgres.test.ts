@@ -338,3 +338,61 @@ postgresOnly('PostgreSQL stops answering: the network to it freezes', (url) => {
     assert.equal(again.status, 200, again.text);
   });
 });
+
+postgresOnly('PostgreSQL: the grace window of a grant that took effect late is timed from then', (url) => {
+  let storage: Awaited<ReturnType<typeof boundedStorage>>;
+  let server: TestServer;
+  let locker: pg.Client | undefined;
+  const clock = { t: Date.now() };
+
+  before(async () => {
+    storage = await boundedStorage(url, { connectMs: 1000, statementMs: 5000 });
+    server = await startServer('postgres', {
+      storage,
+      env: { ...RELAXED_LIMITS, TESSERA_REFRESH_GRACE: '3' },
+      now: () => clock.t,
+    });
+  });
+  after(async () => {
+    await locker?.end().catch(() => {});
+    await server.close();
+    await storage.cleanup();
+  });
+
+  test('a retry soon after the rotation took effect gets the same successor, however long the grant waited', async () => {
+    const bundle = await server.signIn('late-grant@example.com');
+    const refresh = () =>
+      server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: bundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+      });
+    // Another session holds the token rows: the grant waits 2.5 s for them, then takes effect.
+    locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await locker.query(`set search_path = ${storage.schema}`);
+    await locker.query('begin');
+    await locker.query('select id from refresh_tokens for update');
+    const granting = refresh();
+    await sleep(2500);
+    await locker.query('commit');
+    await locker.end();
+    locker = undefined;
+    const first = await granting;
+    assert.equal(first.status, 200, first.text);
+    // Its answer is lost; the client retries 4 s after the grant began on the server's clock, which
+    // is 1.5 s after the rotation took effect: inside the 3 s window, so the same successor. Timed
+    // from the beginning of the grant it was reuse, and the session was revoked.
+    clock.t += 4000;
+    const retry = await refresh();
+    assert.equal(retry.status, 200, retry.text);
+    assert.equal(retry.body.refresh_token, first.body.refresh_token);
+    // Past the window from when it took effect, it is reuse.
+    clock.t += 3000;
+    const late = await refresh();
+    assert.equal(late.status, 400, late.text);
+    assert.match(late.text, /already used/);
+  });
+});

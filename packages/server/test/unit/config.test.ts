@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
+import { refreshGraceNeeded, warnShortRefreshGrace } from '../../src/main.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -52,7 +53,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.accessTokenTtl, 3600);
     assert.equal(config.idTokenTtl, 3600);
     assert.equal(config.refreshTokenTtl, 30 * 86400);
-    assert.equal(config.refreshGrace, 10);
+    assert.equal(config.refreshGrace, 30);
     assert.equal(config.clockLeeway, 5);
     assert.deepEqual(config.otp, { ttl: 300, maxAttempts: 5, resendInterval: 30 });
     assert.deepEqual(config.rateLimits, {
@@ -492,5 +493,33 @@ describe('production mode', () => {
     });
     assert.equal(config.delivery.mode, 'dev');
     assert.equal(config.masterKey, undefined);
+  });
+});
+
+describe('the refresh grace window against the database timeouts', () => {
+  const warned = (env: Env): Array<Record<string, unknown>> => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = { warn: (fields: Record<string, unknown>) => void lines.push(fields) };
+    warnShortRefreshGrace(logger as unknown as Parameters<typeof warnShortRefreshGrace>[0], loadConfig(env));
+    return lines;
+  };
+  const postgres = { TESSERA_DATABASE_URL: 'postgres://tessera@db.example.com/tessera' };
+
+  test('the default covers a lost answer retried after the 503 Retry-After', () => {
+    // Connect 5 s + statement 5 s + 1 s, then Retry-After 5 s: 16 s, within the default 30 s.
+    assert.equal(refreshGraceNeeded(loadConfig(postgres)), 16);
+    assert.deepEqual(warned(postgres), []);
+  });
+
+  test('a shorter window on PostgreSQL is warned about; 0 (no grace) and SQLite are not', () => {
+    assert.deepEqual(warned({ ...postgres, TESSERA_REFRESH_GRACE: '10' }), [
+      { refreshGrace: 10, needed: 16 },
+    ]);
+    assert.deepEqual(
+      warned({ ...postgres, TESSERA_REFRESH_GRACE: '20', TESSERA_DATABASE_STATEMENT_TIMEOUT: '30' }),
+      [{ refreshGrace: 20, needed: 41 }],
+    );
+    assert.deepEqual(warned({ ...postgres, TESSERA_REFRESH_GRACE: '0' }), []);
+    assert.deepEqual(warned({ TESSERA_REFRESH_GRACE: '5' }), []);
   });
 });

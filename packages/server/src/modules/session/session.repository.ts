@@ -1,4 +1,11 @@
-import { type Kysely, sql, type Transaction, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import {
+  type Kysely,
+  type RawBuilder,
+  sql,
+  type Transaction,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from 'kysely';
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
@@ -126,6 +133,22 @@ const refreshContext = prepared((db, tokenId: string) =>
     .where('t.id', '=', tokenId),
 );
 
+/**
+ * PostgreSQL: when a rotation took effect, on the caller's clock: `now` (read when the grant
+ * began) plus the time between `sentAt` (the real clock when the statement was handed to the pool)
+ * and the statement's execution. A grant can take effect seconds after it began: a wait for a pool
+ * connection or a row lock, or a statement the network held up after the caller had given up on
+ * it and answered 503. Written as the successor's `created_at` (and the old token's
+ * `rotated_at`): the successor's insert runs after the update has its row, lock waits included,
+ * whereas PostgreSQL may compute the update's new values before it waits for the row. The grace
+ * window of a retry is timed from the later of the two (session.service.ts, `#replayed`): from
+ * the beginning of the grant, a client retrying after a slow answer, or after our own 503 and
+ * its Retry-After, found its rotation "too old" and the session was revoked as reuse. A database
+ * clock behind the caller's adds nothing; one ahead lengthens the window by the skew.
+ */
+const tookEffect = (now: RawBuilder<unknown> | number, sentAt: number) =>
+  sql<number>`(${now}::bigint + greatest(0, (extract(epoch from clock_timestamp()) * 1000)::bigint - ${sentAt}::bigint))`;
+
 const markRotated = prepared((db, oldId: string, now: number, successorEnc: string, rotatedBy: string) =>
   db
     .updateTable('refresh_tokens')
@@ -195,15 +218,17 @@ const rotation = (
   successorId: string,
   secretHash: string,
   expiresAt: number,
+  sentAt: number,
 ) => sql`
   rotated as (
-    update refresh_tokens set rotated_at = ${now}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
+    update refresh_tokens set rotated_at = ${tookEffect(now, sentAt)}, successor_enc = ${successorEnc},
+      rotated_by = ${rotatedBy}
     where id = ${oldId} and rotated_at is null
     returning session_id
   ),
   successor as (
     insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
-    select ${successorId}::text, session_id, ${secretHash}::text, ${now}::bigint, ${expiresAt}::bigint
+    select ${successorId}::text, session_id, ${secretHash}::text, ${tookEffect(now, sentAt)}, ${expiresAt}::bigint
     from rotated
   )`;
 
@@ -297,10 +322,11 @@ const currentRotation = prepared(
     successorHash: string,
     eventId: string,
     eventAt: number,
+    sentAt: number,
   ) => sql<RefreshContextRow>`with
   rotated as (
     update refresh_tokens as t
-    set rotated_at = ${now}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
+    set rotated_at = ${tookEffect(now, sentAt)}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
     from sessions as s
     where t.id = ${oldId} and t.secret_hash = ${secretHash} and t.rotated_at is null
       and t.expires_at > ${now} and s.id = t.session_id and s.project_id = ${projectId}
@@ -309,7 +335,7 @@ const currentRotation = prepared(
   ),
   successor as (
     insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
-    select ${successorId}::text, session_id, ${successorHash}::text, ${now}::bigint, expires_at
+    select ${successorId}::text, session_id, ${successorHash}::text, ${tookEffect(now, sentAt)}, expires_at
     from rotated
   ),
   event as (
@@ -402,6 +428,7 @@ const batchedRotation = prepared(
     successorHashes: string[],
     eventIds: string[],
     eventAts: number[],
+    sentAt: number,
   ) => sql<RefreshContextRow & { successor_id: string }>`with
   input as (
     select * from unnest(${oldIds}::text[], ${secretHashes}::text[], ${projectIds}::text[],
@@ -433,14 +460,15 @@ const batchedRotation = prepared(
   ),
   rotated as (
     update refresh_tokens as t
-    set rotated_at = f.now, successor_enc = f.successor_enc, rotated_by = f.rotated_by
+    set rotated_at = ${tookEffect(sql`f.now`, sentAt)}, successor_enc = f.successor_enc,
+      rotated_by = f.rotated_by
     from found as f
     where t.ctid = any (array(select tid from found)) and t.ctid = f.tid and t.rotated_at is null
     returning f.*
   ),
   successor as (
     insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at)
-    select successor_id, s_id, successor_hash, now, s_expires_at from rotated
+    select successor_id, s_id, successor_hash, ${tookEffect(sql`now`, sentAt)}, s_expires_at from rotated
   ),
   event as (
     insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
@@ -478,6 +506,7 @@ export class SessionRepository {
         column('successorHash'),
         column('eventId'),
         column('eventAt'),
+        Date.now(),
       );
       // Rows only: turning a row into its context (parsing the claims) could fail after the
       // commit, which `many` must not (TurnBatch would retry grants that already rotated).
@@ -498,6 +527,7 @@ export class SessionRepository {
           grant.successorHash,
           grant.eventId,
           grant.eventAt,
+          Date.now(),
         )
       ).rows;
       return r;
@@ -558,10 +588,19 @@ export class SessionRepository {
       .executeTakeFirst();
   }
 
-  findRefreshToken(id: string): Promise<RefreshTokenRow | undefined> {
+  findRefreshToken(id: string): Promise<(RefreshTokenRow & { created_at: number }) | undefined> {
     return this.db.kysely
       .selectFrom('refresh_tokens')
-      .select(['id', 'session_id', 'secret_hash', 'expires_at', 'rotated_at', 'successor_enc', 'rotated_by'])
+      .select([
+        'id',
+        'session_id',
+        'secret_hash',
+        'created_at',
+        'expires_at',
+        'rotated_at',
+        'successor_enc',
+        'rotated_by',
+      ])
       .where('id', '=', id)
       .executeTakeFirst();
   }
@@ -646,6 +685,7 @@ export class SessionRepository {
         successor.id,
         successor.secret_hash,
         successor.expires_at,
+        Date.now(),
       ];
       const { rows } = event
         ? await rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))

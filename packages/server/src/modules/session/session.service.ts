@@ -233,31 +233,37 @@ export class SessionService {
     client: ClientFingerprint,
   ): Promise<OAuthTokenBundle> {
     const { session, user } = found;
-    const row = await this.deps.repository.findRefreshToken(found.token.id);
-    // The clock is read after the database answered: a slow database must not turn a retry
-    // into a reuse.
-    const now = this.deps.now();
+    const { repository } = this.deps;
+    const row = await repository.findRefreshToken(found.token.id);
     const sameClient = row?.rotated_by != null && safeEqual(row.rotated_by, client);
+    const successor =
+      row?.rotated_at != null && row.successor_enc && sameClient
+        ? open(this.#successorKey(found.secret), row.successor_enc, row.id)
+        : undefined;
+    const next = successor === undefined ? undefined : parseRefreshToken(successor);
+    const successorRow = next && (await repository.findRefreshToken(next.id));
+    // The clock is read after the database answered, and the window runs from when the rotation
+    // took effect (on PostgreSQL the successor's `created_at` says so, lock waits included): a
+    // slow database must not turn a retry into a reuse.
+    const now = this.deps.now();
+    const rotatedAt =
+      successorRow && row?.rotated_at != null ? Math.max(row.rotated_at, successorRow.created_at) : undefined;
     if (
-      row?.rotated_at != null &&
-      row.successor_enc &&
-      sameClient &&
-      // Strictly inside the window: TESSERA_REFRESH_GRACE=0 means no grace at all, even for a
-      // second use in the same millisecond.
-      now - row.rotated_at < this.deps.config.refreshGrace * 1000
+      this.deps.config.refreshGrace > 0 &&
+      successor !== undefined &&
+      rotatedAt !== undefined &&
+      successorRow?.rotated_at === null &&
+      // Strictly inside the window (0 is none at all, even in the same millisecond). `rotatedAt`
+      // may be a few ms past `now` (the statement's wait, on another clock): inside too.
+      now - rotatedAt < this.deps.config.refreshGrace * 1000
     ) {
-      const successor = open(this.#successorKey(found.secret), row.successor_enc, row.id);
-      const next = parseRefreshToken(successor);
-      const successorRow = next && (await this.deps.repository.findRefreshToken(next.id));
-      if (successorRow && successorRow.rotated_at === null) {
-        await this.deps.audit.record({
-          projectId: session.project_id,
-          userId: session.user_id,
-          type: 'refresh.grace',
-          data: { session_id: session.id },
-        });
-        return this.deps.minter.bundle(project, user, session, successor, found.claims);
-      }
+      await this.deps.audit.record({
+        projectId: session.project_id,
+        userId: session.user_id,
+        type: 'refresh.grace',
+        data: { session_id: session.id },
+      });
+      return this.deps.minter.bundle(project, user, session, successor, found.claims);
     }
     if (await this.deps.repository.revoke(session.id, 'refresh_token_reuse', now)) {
       this.deps.revocations.add(session.id);
