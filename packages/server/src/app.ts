@@ -8,7 +8,7 @@ import Fastify, {
 } from 'fastify';
 import type { Config } from './config/index.js';
 import { type AppContext, type AppDeps, createContext, runHousekeeping } from './context.js';
-import { randomUUID } from './crypto/random.js';
+import { requestIds } from './crypto/random.js';
 import { Channels } from './db/channels.js';
 import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
@@ -72,7 +72,8 @@ export async function buildApp(
       rawRequest.url === '/verify' ? logger : logger.child(bindings, options),
     trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: config.bodyLimit,
-    genReqId: () => randomUUID(),
+    // Only log lines carry it: a per-process random prefix and a counter (crypto/random.ts).
+    genReqId: requestIds(),
     forceCloseConnections: 'idle',
     // Refused in each family's own format instead (src/http/common.ts).
     return503OnClosing: false,

@@ -190,12 +190,20 @@ eachDialect('observability', (dialect) => {
       assert.ok(failed, 'no access-log line');
       assert.equal(failed.code, wrong.body.code);
       assert.equal(failed.project, server.project.project_id);
+      // Request ids: this process's prefix and a counter (crypto/random.ts, requestIds).
+      assert.match(String(failed.reqId), /^[A-Za-z0-9_-]{12}-[0-9a-z]+$/);
+      // Every request has the fields authentication sets, null until set (one V8 shape for all).
+      for (const field of ['project', 'auth', 'client'])
+        assert.ok(server.app.hasRequestDecorator(field), `request.${field} is not declared`);
 
       const secretPath = '/v1/nothing/eyJhbGciOiJFUzI1NiJ9SECRET?token=abc';
       assert.equal((await server.request('GET', secretPath)).status, 404);
       const unmatched = log.lines.find((l) => l.msg === 'request completed' && l.status === 404);
       assert.equal(unmatched?.url, '/v1/nothing/:x');
       assert.equal(unmatched?.code, 'not_found');
+      assert.equal(unmatched?.project, undefined, 'a request without a project was logged with one');
+      assert.equal(String(unmatched?.reqId).slice(0, 12), String(failed.reqId).slice(0, 12));
+      assert.notEqual(unmatched?.reqId, failed.reqId);
       assert.ok(!JSON.stringify(log.lines).includes('SECRET'), 'the raw path was logged');
       const metrics = (await server.request('GET', '/metrics')).text;
       assert.match(metrics, /tessera_http_requests_total\{method="GET",route="not_found",status="404"\} 1/);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { randomDigits, randomId, randomToken } from '../../src/crypto/random.js';
+import { randomDigits, randomId, randomToken, requestIds } from '../../src/crypto/random.js';
 
 test('random tokens from the pool: right length and alphabet, never repeated across refills', () => {
   const seen = new Set<string>();
@@ -22,4 +22,16 @@ test('pooled bytes are uniform enough: every base64url symbol appears at about i
   assert.equal(counts.size, 64);
   // 2,000 × 40 symbols / 64 = 1,250 expected each; a broken pool (zeros, repeats) is far off.
   for (const [symbol, n] of counts) assert.ok(n > 1000 && n < 1500, `${symbol} appeared ${n} times`);
+});
+
+test('request ids: distinct within a process by the counter, across processes by the prefix', () => {
+  const next = requestIds();
+  const ids = Array.from({ length: 1000 }, () => next());
+  assert.equal(new Set(ids).size, ids.length);
+  for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{12}-[0-9a-z]+$/);
+  const prefix = (id: string) => id.slice(0, 12);
+  assert.equal(new Set(ids.map(prefix)).size, 1);
+  // Another generator (another process, worker or app): another prefix, so no id is shared.
+  const other = requestIds();
+  assert.notEqual(prefix(other()), prefix(ids[0]!));
 });
