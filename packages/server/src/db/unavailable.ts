@@ -11,6 +11,37 @@
 export const OUTAGE_GRACE_MS = 30_000;
 
 /**
+ * How long a request waits for the re-read of an in-memory cache that has gone stale (the
+ * revocation list, a project) before it answers from memory, when the cache may still be trusted
+ * (within OUTAGE_GRACE_MS). A healthy database answers well within it, so nothing changes then;
+ * a database that stops answering is noticed by the read only at its statement timeout, and
+ * /verify must not wait that long for what it knew a second ago.
+ */
+export const STALE_READ_PATIENCE_MS = 100;
+
+/**
+ * Waits for `work` at most `ms`: true when it settled (fulfilled or rejected) in time. Its
+ * rejection is left to whoever awaits it (and never goes unhandled here).
+ */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, ms, false);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * PostgreSQL SQLSTATEs: the server shutting down or starting (57P01 admin_shutdown, 57P02
  * crash_shutdown, 57P03 cannot_connect_now), a statement cancelled by `statement_timeout`
  * (57014), a lock not granted within `lock_timeout` (55P03), no connection slot left (53300),

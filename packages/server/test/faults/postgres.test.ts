@@ -283,6 +283,20 @@ postgresOnly('PostgreSQL stops answering: the network to it freezes', (url) => {
 
     proxy.freeze();
     const outageStarted = performance.now();
+    // /verify keeps answering from memory, from the first moment of the outage (while the reads
+    // in flight hang) to well past the project cache's 5 s, within the grace: never waiting for a
+    // read that will only fail at its timeout (here 1 s; STALE_READ_PATIENCE_MS is 100 ms).
+    const probing = (async () => {
+      let slowest = 0;
+      while (performance.now() - outageStarted < 8_000) {
+        const verified = await timed(verify());
+        assert.equal(verified.value.status, 200, verified.value.text);
+        assert.equal(verified.value.body.success, true);
+        slowest = Math.max(slowest, verified.ms);
+        await sleep(50);
+      }
+      return slowest;
+    })();
     const [refreshed, ready, health, signIn] = await Promise.all([
       timed(
         server.request('POST', '/oauth/token', {
@@ -314,14 +328,8 @@ postgresOnly('PostgreSQL stops answering: the network to it freezes', (url) => {
     assert.equal(jwks.value.status, 200);
     assert.ok(jwks.ms < 500);
 
-    // /verify keeps answering from memory, well past the project cache's 5 s, within the grace.
-    while (performance.now() - outageStarted < 8_000) {
-      const verified = await timed(verify());
-      assert.equal(verified.value.status, 200, verified.value.text);
-      assert.equal(verified.value.body.success, true);
-      assert.ok(verified.ms < ANSWER_WITHIN_MS, `/verify answered after ${verified.ms} ms`);
-      await sleep(500);
-    }
+    const slowest = await probing;
+    assert.ok(slowest < 800, `a /verify during the outage took ${slowest} ms`);
 
     proxy.thaw();
     const deadline = performance.now() + 10_000;

@@ -36,6 +36,51 @@ describe('RevocationList while the database is away', () => {
     assert.equal(list.fresh(), false);
   });
 
+  test('ready(): a stale list waits for a healthy re-read, but not for one that hangs', async () => {
+    const clock = { now: 1_000_000 };
+    const { list, state } = listWith(clock);
+    state.read = async () => [{ id: 'known', revoked_at: clock.now }];
+    await list.ready();
+    assert.equal(list.fresh(), true);
+    // Stale: a re-read that answers at once is waited for (a revocation elsewhere shows).
+    clock.now += 1200;
+    state.read = async () => [
+      { id: 'known', revoked_at: clock.now },
+      { id: 'new', revoked_at: clock.now },
+    ];
+    await list.ready();
+    assert.equal(list.has('new'), true);
+    // The database stops answering as the list goes stale: the read hangs (until its statement
+    // timeout), and ready() answers from memory after STALE_READ_PATIENCE_MS, not after it.
+    clock.now += 1200;
+    let release: (rows: Array<{ id: string; revoked_at: number }>) => void = () => {};
+    state.read = () => new Promise((resolve) => (release = resolve));
+    const started = performance.now();
+    await list.ready();
+    const waited = performance.now() - started;
+    assert.ok(waited >= 90 && waited < 1000, `ready() waited ${waited} ms`);
+    assert.equal(list.has('new'), true);
+    release([{ id: 'later', revoked_at: clock.now }]);
+    await list.refresh();
+    assert.equal(list.has('later'), true);
+  });
+
+  test('ready() past the outage grace fails closed: the error of the re-read, or at once when it hangs', async () => {
+    const clock = { now: 1_000_000 };
+    const { list, state } = listWith(clock, 1000, 5000);
+    await list.ready();
+    clock.now += 7000;
+    state.read = refused;
+    await assert.rejects(list.ready(), /ECONNREFUSED/);
+    // A read that has hung for longer than maxStaleMs: no new wait, a 503 at once.
+    state.read = () => new Promise(() => {});
+    list.refresh().catch(() => {});
+    await sleep(1050);
+    const started = performance.now();
+    await assert.rejects(list.ready(), { name: 'DatabaseUnavailableError' });
+    assert.ok(performance.now() - started < 50);
+  });
+
   test('after a failed read it stays trusted for the outage grace, then fails closed', async () => {
     const clock = { now: 1_000_000 };
     const { list, state } = listWith(clock, 1000, 30_000);

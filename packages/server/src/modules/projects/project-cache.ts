@@ -1,4 +1,9 @@
-import { isDatabaseUnavailable, OUTAGE_GRACE_MS } from '../../db/unavailable.js';
+import {
+  isDatabaseUnavailable,
+  OUTAGE_GRACE_MS,
+  STALE_READ_PATIENCE_MS,
+  settledWithin,
+} from '../../db/unavailable.js';
 import { Lru } from './lru.js';
 import type { Project } from './project.js';
 
@@ -49,14 +54,21 @@ export class ProjectCache {
   /**
    * A cached lookup. While the database is unavailable, an entry that expired less than
    * OUTAGE_GRACE_MS ago still answers (projects rarely change), so /verify and signed-in
-   * requests keep working through a short outage.
+   * requests keep working through a short outage; so it does when its re-read has not answered
+   * within STALE_READ_PATIENCE_MS (a database that stops answering shows only at the statement
+   * timeout), while the read goes on.
    */
   async read(key: string, read: () => Promise<Project | undefined>): Promise<Project | undefined> {
     const hit = this.#entry(key, true);
     const now = this.#now();
     if (hit && hit.until > now) return hit.project;
+    const reading = this.#readOnce(key, read);
+    if (hit && now - hit.until < OUTAGE_GRACE_MS && !(await settledWithin(reading, STALE_READ_PATIENCE_MS))) {
+      reading.catch(() => {});
+      return hit.project;
+    }
     try {
-      return await this.#readOnce(key, read);
+      return await reading;
     } catch (error) {
       if (!hit || !isDatabaseUnavailable(error) || now - hit.until >= OUTAGE_GRACE_MS) throw error;
       this.#databaseAway = true;

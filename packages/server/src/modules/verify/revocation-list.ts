@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { Channels } from '../../db/channels.js';
 import type { NoticeListener } from '../../db/notifications.js';
-import { OUTAGE_GRACE_MS } from '../../db/unavailable.js';
+import { OUTAGE_GRACE_MS, STALE_READ_PATIENCE_MS, settledWithin } from '../../db/unavailable.js';
+import { DatabaseUnavailableError } from '../../errors.js';
 import type { SessionRepository } from '../session/session.repository.js';
 
 /**
@@ -55,6 +56,30 @@ export class RevocationList {
     const age = this.now() - this.#freshAt;
     if (age < this.maxStaleMs) return true;
     return this.#databaseTroubled() && age < this.maxStaleMs + this.outageGraceMs;
+  }
+
+  /**
+   * Resolves once the list may answer: at once when `fresh()`; otherwise after a re-read, waited
+   * for at most STALE_READ_PATIENCE_MS while the list is within the outage grace (past it, the
+   * list answers from memory and the read goes on). Past the grace it fails closed: at once when
+   * the database is known not to answer, else with the re-read's own error.
+   */
+  async ready(): Promise<void> {
+    if (this.fresh()) return;
+    const reading = this.refresh();
+    const withinGrace = () => this.now() - this.#freshAt < this.maxStaleMs + this.outageGraceMs;
+    if (withinGrace()) {
+      await settledWithin(reading, STALE_READ_PATIENCE_MS);
+      if (this.fresh() || withinGrace()) {
+        reading.catch(() => {});
+        return;
+      }
+    }
+    if (this.#databaseTroubled()) {
+      reading.catch(() => {});
+      throw new DatabaseUnavailableError();
+    }
+    await reading;
   }
 
   #databaseTroubled(): boolean {

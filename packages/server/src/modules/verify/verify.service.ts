@@ -134,7 +134,7 @@ export class VerifyService {
   ): Promise<VerifyResult> {
     let project = this.projects.cached(claims.aud);
     if (project === null) project = await this.projects.byApiKeyId(claims.aud);
-    if (!this.revocations.fresh()) await this.revocations.refresh();
+    await this.revocations.ready();
     return this.#check(token, claims, audience, project);
   }
 
