@@ -108,7 +108,7 @@ export async function buildApp(
   // 503 in its family's format (the family's error handler renders it) and Retry-After.
   trackInFlight(app, {
     refuseWhenClosing: () =>
-      serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING),
+      serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING, true),
   });
   // Route families: each an encapsulated scope with its own CORS, authentication and error format.
   await app.register(publicFamily(ctx));

@@ -31,6 +31,11 @@ export class TesseraError extends Error {
   readonly headers: Record<string, string>;
   /** Extra members of the problem document (RFC 9457 §3.2), e.g. `attempts_left`. */
   readonly extensions: Record<string, string | number | boolean>;
+  /**
+   * A 5xx the server means to give (a refusal while shutting down): logged by the access line
+   * only, not once more at `error`, so a drain does not write one error line per request.
+   */
+  readonly deliberate: boolean;
 
   constructor(
     statusCode: number,
@@ -41,9 +46,11 @@ export class TesseraError extends Error {
       retryAfter?: number;
       headers?: Record<string, string>;
       extensions?: Record<string, string | number | boolean>;
+      deliberate?: boolean;
     } = {},
   ) {
     super(detail, { cause: options.cause });
+    this.deliberate = options.deliberate ?? false;
     this.statusCode = statusCode;
     this.code = code;
     this.retryAfter = options.retryAfter;
@@ -77,10 +84,11 @@ export const tooManyRequests = (
   retryAfter: number,
   code: ErrorCode = ErrorCodes.rateLimited,
 ) => new TesseraError(429, code, detail, { retryAfter, headers: { 'retry-after': String(retryAfter) } });
-export const serviceUnavailable = (detail: string, retryAfter: number) =>
+export const serviceUnavailable = (detail: string, retryAfter: number, deliberate = false) =>
   new TesseraError(503, ErrorCodes.serviceUnavailable, detail, {
     retryAfter,
     headers: { 'retry-after': String(retryAfter) },
+    deliberate,
   });
 
 /** Seconds a client is asked to wait when the database is away (failovers take seconds). */

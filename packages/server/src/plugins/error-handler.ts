@@ -74,7 +74,8 @@ function knownError(error: FastifyError | Error, request: FastifyRequest): Tesse
       'an unexpected error occurred; it has been logged',
     );
   }
-  if (known.statusCode >= 500) request.log.error({ code: known.code, err: known.cause }, known.message);
+  if (known.statusCode >= 500 && !known.deliberate)
+    request.log.error({ code: known.code, err: known.cause }, known.message);
   rememberProblem(request, known.code);
   return known;
 }

@@ -45,6 +45,8 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
    * open response per close would let many connections closing at once cost quadratic time).
    */
   const byConnection = new WeakMap<object, Set<FastifyReply>>();
+  /** The same sets, while their connection is open: walked once, when closing begins. */
+  const openConnections = new Set<Set<FastifyReply>>();
   let open = 0;
   /** Requests whose connection closed before their response was over, while their code runs on. */
   const orphans = new Set<FastifyReply>();
@@ -85,8 +87,10 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
       const mine = new Set<FastifyReply>();
       replies = mine;
       byConnection.set(connection, mine);
+      openConnections.add(mine);
       // A connection that closes ends its unfinished responses: they become orphans.
       connection.once('close', () => {
+        openConnections.delete(mine);
         open -= mine.size;
         for (const unfinished of mine) if (!codeDone(unfinished)) orphans.add(unfinished);
         mine.clear();
@@ -145,6 +149,11 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
   });
   app.addHook('preClose', async () => {
     closing = true;
+    // The responses still to be written close their connection: their clients send the next
+    // request on a new one (to another instance) rather than on one this server is about to
+    // close under it (a reset, where a 503 or another instance would have answered).
+    for (const replies of openConnections)
+      for (const reply of replies) if (!reply.raw.headersSent) reply.header('connection', 'close');
     if (!(await inFlight.drained(drainTimeoutMs)))
       app.log.warn(
         { requests: count() },

@@ -74,6 +74,8 @@ describe('SIGTERM drains and stops in bounded time', () => {
       const answer = await inFlight.answer;
       assert.match(answer, /^HTTP\/1\.1 200 /);
       assert.match(answer, /"success":false/);
+      // Written during the drain: its client must not send another request on this connection.
+      assert.match(answer, /\r\nconnection: close\r\n/i);
       const { code, signal } = await exitWithin(server, 10_000);
       assert.ok(
         code === 0 || signal === 'SIGTERM',
@@ -81,6 +83,8 @@ describe('SIGTERM drains and stops in bounded time', () => {
       );
       assert.match(server.output.stdout, /"msg":"draining in-flight requests"/);
       assert.match(server.output.stdout, /"msg":"stopped"/);
+      // A refusal during the drain is an access line, not an error line per request.
+      assert.doesNotMatch(server.output.stdout, /"level":50/);
       await sleep(200);
       const orphans = tree.filter(alive);
       assert.deepEqual(orphans, [], 'processes of npm start outlived it');

@@ -149,3 +149,39 @@ test('many clients leaving early at once are each waited for, and counted out as
   assert.equal(inFlight.count, 0);
   await app.close();
 });
+
+test('a response still to be written when closing begins closes its connection', async () => {
+  const app = Fastify();
+  trackInFlight(app);
+  const started = signal();
+  const release = signal();
+  app.get('/slow', async () => {
+    started.fire();
+    await release.promise;
+    return { ok: true };
+  });
+  app.get('/fast', async () => ({ ok: true }));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  const answered = (path: string) =>
+    new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      get({ host: '127.0.0.1', port, path, headers: { connection: 'keep-alive' } }, (response) => {
+        response.resume();
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }),
+        );
+      }).on('error', reject);
+    });
+  // Before closing: keep-alive as usual.
+  assert.equal((await answered('/fast')).connection, 'keep-alive');
+  const slow = answered('/slow');
+  await started.promise;
+  const closed = app.close();
+  await sleep(20);
+  release.fire();
+  const answer = await slow;
+  assert.equal(answer.status, 200);
+  // The client opens a new connection (elsewhere) for its next request instead of reusing this one.
+  assert.equal(answer.connection, 'close');
+  await closed;
+});
