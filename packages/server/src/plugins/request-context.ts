@@ -26,14 +26,15 @@ export interface AppHooks {
 
 /**
  * The API key id of a request: header `API_KEY_ID` (also accepted as `Api-Key-Id`, which proxies
- * keep); undefined only when neither is sent. A header sent empty or over 100 characters reads as
- * '', an id no project has: never as absent, which would skip the audience check of /verify and
- * Bearer (issue 12).
+ * keep); undefined only when neither is sent. A header sent empty reads as '' and one sent twice
+ * as '', ids no project has: never as absent, which would skip the audience check of /verify and
+ * Bearer (issue 12). One over 100 characters is kept as sent: no project has it either (ids are
+ * 1–100 characters, checked before any read), and it is answered as an unknown id, not a missing one.
  */
 export function apiKeyIdOf(request: FastifyRequest): string | undefined {
   const value = request.headers.api_key_id ?? request.headers['api-key-id'];
   if (value === undefined) return undefined;
-  return typeof value === 'string' && value.length <= 100 ? value : '';
+  return typeof value === 'string' ? value : '';
 }
 
 /**

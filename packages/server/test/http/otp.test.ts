@@ -578,6 +578,12 @@ eachDialect('OTP project credentials and origins', (dialect) => {
         401,
         'unknown_api_key',
       );
+      // Sent, but longer than any API key id: unknown, not missing.
+      assertProblem(
+        await start(server, 'ada@example.com', { api_key_id: `pk_${'x'.repeat(200)}` }),
+        401,
+        'unknown_api_key',
+      );
       assertProblem(await complete(server, 'otp_x', '123456', true, {}), 401, 'missing_api_key');
       assertProblem(
         await complete(server, 'otp_x', '123456', true, { api_key_id: 'pk_nope' }),
