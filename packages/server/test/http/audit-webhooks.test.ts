@@ -470,6 +470,12 @@ eachDialect('audit log', (dialect) => {
     const bad = await query('GET', '/v1/audit?from=yesterday');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'invalid_request');
+    // A page size outside 1–500 is refused, not quietly clamped.
+    for (const limit of ['0', '501', '9999']) {
+      const refused = await query('GET', `/v1/audit?limit=${limit}`);
+      assert.equal(refused.status, 400, `limit=${limit}: ${refused.text}`);
+      assert.match(refused.body.detail, /from 1 to 500/);
+    }
 
     // Paging with `before`: pages of 4 add up to the whole list, in order, without repeats.
     const paged: Audited[] = [];

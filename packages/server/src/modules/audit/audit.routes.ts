@@ -3,6 +3,13 @@ import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors.js';
 import type { AuditLog } from './audit.service.js';
 
+/** `limit`: 1–500 events a page, 100 when absent; anything else is refused, not clamped. */
+function pageSize(limit: string | undefined): number {
+  const size = Number(limit ?? 100);
+  if (size < 1 || size > 500) throw badRequest('limit must be a number of events from 1 to 500');
+  return size;
+}
+
 const Query = Type.Object({
   user_id: Type.Optional(Type.String({ maxLength: 100 })),
   type: Type.Optional(Type.String({ maxLength: 100 })),
@@ -55,7 +62,7 @@ export function auditRoutes({ audit }: { audit: AuditLog }): FastifyPluginAsyncT
           from: time(q.from, 'from'),
           to: time(q.to, 'to'),
           before: q.before,
-          limit: Math.min(Math.max(Number(q.limit ?? 100), 1), 500),
+          limit: pageSize(q.limit),
         });
       },
     );
