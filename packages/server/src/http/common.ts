@@ -1,7 +1,9 @@
 import swagger from '@fastify/swagger';
+import { ErrorCodes } from '@tessera/core';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { TesseraError } from '../errors.js';
 import type { Metrics } from '../modules/metrics/metrics.js';
 import { problemCodeOf, problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
 import { registerSchemas, swaggerOptions } from './openapi.js';
@@ -9,6 +11,29 @@ import { checkResponseContract } from './response-contract.js';
 
 /** The request fields set by authentication hooks (request-context.ts, bearer.ts, client-auth.ts). */
 const REQUEST_FIELDS = ['project', 'auth', 'client'] as const;
+
+const NUL_REFUSED = () =>
+  new TesseraError(400, ErrorCodes.invalidRequest, 'text must not contain the NUL character (U+0000)');
+
+/**
+ * Whether a parsed body, query or path holds U+0000 in any string, key or value, at any depth
+ * (walked without recursion: bodies may nest thousands deep).
+ */
+export function containsNul(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === 'string') {
+      if (item.includes('\0')) return true;
+    } else if (typeof item === 'object' && item !== null) {
+      for (const key of Object.keys(item)) {
+        if (key.includes('\0')) return true;
+        pending.push((item as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
 
 /** The route label of a request no route matched: bounded, whatever the path. */
 function unmatchedLabel(status: number): string {
@@ -49,9 +74,13 @@ export async function registerCommon(
   for (const field of REQUEST_FIELDS) app.decorateRequest(field, null, []);
 
   // A request without a body validates as {}: endpoints whose fields are all optional work
-  // without one, and the others say which field is missing.
+  // without one, and the others say which field is missing. Text with U+0000 is refused before
+  // any handler runs, on both databases: PostgreSQL cannot store it (SQLite could), and a refusal
+  // from the database came after the handler had spent what it spends first (a passkey challenge).
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined) request.body = {};
+    else if (containsNul(request.body)) return done(NUL_REFUSED());
+    if (containsNul(request.query) || containsNul(request.params)) return done(NUL_REFUSED());
     done();
   });
   // One access-log line per request (failures at info, successes at debug) and the metrics.

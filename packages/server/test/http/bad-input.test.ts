@@ -272,6 +272,17 @@ eachDialect('bad input never reaches a 500', (dialect) => {
       // text/plain is read as a string, which is not the object the schema asks for.
       assertRefused(await post(path, body, { ...headers, 'content-type': 'text/plain' }), family, 400);
     });
+
+    test(`${sample.path}: U+0000 anywhere in the body is 400 on either database`, async () => {
+      const { path, family, valid } = endpoint();
+      for (const body of [
+        { ...valid, note: 'a\u0000b' },
+        { ...valid, ['k\u0000']: 1 },
+        { ...valid, deep: [{ a: [{ b: '\u0000' }] }] },
+      ]) {
+        assertRefused(await post(path, JSON.stringify(body), json()), family, 400);
+      }
+    });
   }
 
   test('/v1/auth/otp/complete: "true" for getOAuthToken is refused and the challenge stays usable', async () => {
