@@ -114,9 +114,10 @@ eachDialect('Route families', (dialect) => {
       })),
     ];
 
-    // Each connection holds a /readyz request in flight; the case's request follows on the same
+    // Each connection holds a /readyz request in flight; the case's request comes on a new
     // connection once the close has begun (app.close() waits for the requests in flight before the
-    // listener closes; a request arriving meanwhile is refused).
+    // listener closes; a request arriving meanwhile is refused). The answer in flight closes its
+    // connection, so that its client sends nothing more on one about to close.
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -134,33 +135,35 @@ eachDialect('Route families', (dialect) => {
     server.app.server.on('request', () => {
       arrived++;
     });
-    const sockets = cases.map(() => tcpConnect(port, '127.0.0.1'));
-    const exchanges = sockets.map(
-      (socket) =>
-        new Promise<string>((resolve, reject) => {
-          let received = '';
-          socket.on('data', (chunk) => {
-            received += chunk.toString('latin1');
-          });
-          socket.on('close', () => resolve(received));
-          socket.on('error', reject);
-          socket.write(rawRequest('GET', '/readyz'));
-        }),
-    );
+    const exchange = (request: string) => {
+      const socket = tcpConnect(port, '127.0.0.1');
+      return new Promise<string>((resolve, reject) => {
+        let received = '';
+        socket.on('data', (chunk) => {
+          received += chunk.toString('latin1');
+        });
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+        socket.write(request);
+      });
+    };
+    const inFlight = cases.map(() => exchange(rawRequest('GET', '/readyz')));
     try {
       while (held < 1 || arrived < cases.length) await new Promise((r) => setTimeout(r, 5));
       const closed = server.close();
       await new Promise((r) => setTimeout(r, 50));
-      for (const [i, c] of cases.entries()) sockets[i]!.write(c.request);
+      const late = cases.map((c) => exchange(c.request));
       // Let the late requests be read and refused before the requests in flight finish.
       await new Promise((r) => setTimeout(r, 100));
       release();
-      const raw = await Promise.all(exchanges);
+      const [answered, refused] = [await Promise.all(inFlight), await Promise.all(late)];
       await closed;
       cases.forEach((c, i) => {
-        const [inFlight, late] = parseAnswers(raw[i]!);
-        assert.equal(inFlight?.status, 200, `${c.name}: the request in flight finishes`);
-        assert.equal(late?.status, 503, `${c.name}: ${raw[i]}`);
+        const [answer] = parseAnswers(answered[i]!);
+        assert.equal(answer?.status, 200, `${c.name}: the request in flight finishes`);
+        assert.equal(answer.headers.connection, 'close', `${c.name}: ${answered[i]}`);
+        const [late] = parseAnswers(refused[i]!);
+        assert.equal(late?.status, 503, `${c.name}: ${refused[i]}`);
         assert.equal(late.headers['retry-after'], '1', c.name);
         assert.equal(late.headers.connection, 'close', c.name);
         c.check(late);
