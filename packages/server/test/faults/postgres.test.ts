@@ -404,3 +404,68 @@ postgresOnly('PostgreSQL: the grace window of a grant that took effect late is t
     assert.match(late.text, /already used/);
   });
 });
+
+postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) => {
+  let storage: Awaited<ReturnType<typeof boundedStorage>>;
+  let server: TestServer;
+  let locker: pg.Client | undefined;
+
+  before(async () => {
+    storage = await boundedStorage(url, TIMEOUTS);
+    server = await startServer('postgres', { storage, env: RELAXED_LIMITS });
+  });
+  after(async () => {
+    await locker?.end().catch(() => {});
+    await server.close();
+    await storage.cleanup();
+  });
+
+  test('is finished by the retry the 503 asked for, once: the code is not lost', async () => {
+    const headers = { api_key_id: server.project.api_key_id };
+    const email = 'resume@example.com';
+    const started = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: email },
+      headers,
+    });
+    assert.equal(started.status, 200, started.text);
+    const body = {
+      challenge_id: started.body.challenge_id,
+      code: server.lastCode(email),
+      getOAuthToken: true,
+    };
+    const complete = () => server.request('POST', '/v1/auth/otp/complete', { body, headers });
+
+    // The code's statement (challenge, budgets, user) commits; the session's then times out.
+    locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await locker.query(`set search_path = ${storage.schema}`);
+    await locker.query('begin');
+    await locker.query('lock table sessions in access exclusive mode');
+    assertUnavailable(await complete(), 'complete while sessions are locked');
+    await locker.query('rollback');
+    await locker.end();
+    locker = undefined;
+
+    // The retry signs in (the code was right and its sign-in never stored)...
+    const retried = await complete();
+    assert.equal(retried.status, 200, retried.text);
+    const { access_token } = retried.body.oauth_token;
+    const verified = await server.request('POST', '/verify', {
+      body: { oauth_token: { access_token } },
+      headers,
+    });
+    assert.equal(verified.body.success, true, verified.text);
+    // ...once: the challenge has started its session, and the code stays used.
+    const again = await complete();
+    assert.equal(again.status, 400, again.text);
+    assert.equal(again.body.code, 'challenge_used');
+    const sessions = await storage.db.kysely.selectFrom('sessions').select('id').execute();
+    assert.equal(sessions.length, 1);
+    // A wrong code for the used challenge is not a way in either.
+    const wrong = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { ...body, code: body.code === '000000' ? '111111' : '000000' },
+      headers,
+    });
+    assert.equal(wrong.body.code, 'challenge_used', wrong.text);
+  });
+});

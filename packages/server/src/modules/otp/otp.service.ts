@@ -1,7 +1,9 @@
+import { createHmac } from 'node:crypto';
 import { ErrorCodes, type OtpStarted, type SignInResult } from '@tessera/core';
 import type { Config, RateLimit } from '../../config/index.js';
 import { hmac, safeEqual } from '../../crypto/hash.js';
 import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
+import type { User } from '../../db/schema.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
 import type { Hit, RateLimiter } from '../../plugins/rate-limiter.js';
@@ -14,7 +16,7 @@ import {
   refundWrite,
   secondsLeft,
 } from '../rate-limits/rate-limits.repository.js';
-import type { SignInService } from '../sign-in/sign-in.service.js';
+import type { SignInExtras, SignInService } from '../sign-in/sign-in.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.js';
 import { chooseLocale } from './delivery/templates/locale.js';
@@ -275,7 +277,7 @@ export class OtpService {
     const attempt = await this.repository.reserveAttempt(project.id, challengeId, now);
     if (!attempt) {
       await this.#refundGuess(subject, everywhere);
-      return this.#unavailable(project, challengeId, challenge, now);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, challenge, now);
     }
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
       return this.#wrongCode(project, attempt.max_attempts - attempt.attempts);
@@ -293,12 +295,81 @@ export class OtpService {
       last_sign_in_at: now,
     });
     // The upsert returns the id it was given only to the one sign-in that created the row.
-    return this.signIn.complete(
-      project,
-      user,
-      { method: 'OTP' },
-      { getOAuthToken, userTouched: true, userCreated: user.id === newUserId },
-    );
+    return this.#finish(project, challengeId, user, {
+      getOAuthToken,
+      userTouched: true,
+      userCreated: user.id === newUserId,
+    });
+  }
+
+  /**
+   * The sign-in of a right code: its session's id is the challenge's own (`sessionIdOf`), so a
+   * challenge starts at most one session however many requests finish it (a retry of a sign-in
+   * whose answer was lost, see `#resumeOrRefuse`); the second start fails on the primary key and
+   * is answered as a used code.
+   */
+  async #finish(
+    project: Project,
+    challengeId: string,
+    user: User,
+    options: { getOAuthToken: boolean; userTouched: boolean; userCreated: boolean; extras?: SignInExtras },
+  ): Promise<SignInResult> {
+    try {
+      return await this.signIn.complete(
+        project,
+        user,
+        { method: 'OTP' },
+        {
+          ...options,
+          extras: { ...options.extras, sessionId: sessionIdOf(this.codeKey, challengeId) },
+        },
+      );
+    } catch (error) {
+      if (isSessionConflict(error)) throw challengeUsed();
+      throw error;
+    }
+  }
+
+  /**
+   * No attempt could be taken. When the challenge was consumed by this very code and it asks for
+   * tokens, the sign-in is finished now if it never was: the code's statement committed, then the
+   * database went away before the session was stored, and the client, told 503, retries as told
+   * (on PostgreSQL these are two statements; on SQLite two steps). `#finish` lets a challenge
+   * start one session only, so a code already signed in stays used. Otherwise the challenge (read
+   * again: a parallel request may have used it) says why.
+   */
+  async #resumeOrRefuse(
+    project: Project,
+    challengeId: string,
+    code: string,
+    getOAuthToken: boolean,
+    before: { consumed_at: number | null; expires_at: number } | undefined,
+    now: number,
+  ): Promise<SignInResult> {
+    const current = await this.repository.find(project.id, challengeId);
+    if (
+      getOAuthToken &&
+      current &&
+      current.consumed_at !== null &&
+      current.expires_at > now &&
+      safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)
+    ) {
+      const user = await this.users.signIn({
+        id: randomUUID(),
+        project_id: project.id,
+        identifier: current.identifier,
+        identifier_type: current.channel === 'sms' ? 'phone' : 'email',
+        client_user_id: null,
+        created_at: now,
+        last_sign_in_at: now,
+      });
+      return this.#finish(project, challengeId, user, {
+        getOAuthToken,
+        userTouched: true,
+        userCreated: false,
+      });
+    }
+    return this.#unavailable(current ?? before, now);
   }
 
   /**
@@ -349,31 +420,26 @@ export class OtpService {
     }
     if (!attempt) {
       await this.#refundGuess(subject, everywhere);
-      return this.#unavailable(project, challengeId, undefined, now);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now);
     }
     if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
-    return this.signIn.complete(
-      project,
-      signedIn.user,
-      { method: 'OTP' },
-      {
-        getOAuthToken,
-        userTouched: true,
-        userCreated: signedIn.user.id === newUserId,
-        extras: {
-          pin: signedIn.pin,
-          claims: signedIn.claims,
-          // A right code gives both budget units back, with the sign-in's own writes. First, and
-          // in this order: the guess statement locks the same rows in the same order.
-          writes: [
-            refundWrite(rateLimitKey(GUESS, subject)),
-            refundWrite(rateLimitKey(GUESS_DAY, subject)),
-            refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
-          ],
-        },
+    return this.#finish(project, challengeId, signedIn.user, {
+      getOAuthToken,
+      userTouched: true,
+      userCreated: signedIn.user.id === newUserId,
+      extras: {
+        pin: signedIn.pin,
+        claims: signedIn.claims,
+        // A right code gives both budget units back, with the sign-in's own writes. First, and
+        // in this order: the guess statement locks the same rows in the same order.
+        writes: [
+          refundWrite(rateLimitKey(GUESS, subject)),
+          refundWrite(rateLimitKey(GUESS_DAY, subject)),
+          refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
+        ],
       },
-    );
+    });
   }
 
   /** A budget refused the guess: recorded, and a 429 with the time its window ends. */
@@ -389,14 +455,8 @@ export class OtpService {
     );
   }
 
-  /** No attempt could be taken: the challenge (read again: a parallel request may have used it) says why. */
-  async #unavailable(
-    project: Project,
-    challengeId: string,
-    before: { consumed_at: number | null; expires_at: number } | undefined,
-    now: number,
-  ): Promise<never> {
-    const current = (await this.repository.find(project.id, challengeId)) ?? before;
+  /** Why no attempt could be taken, from the challenge as read again (`#resumeOrRefuse`). */
+  #unavailable(current: { consumed_at: number | null; expires_at: number } | undefined, now: number): never {
     if (current && current.consumed_at !== null) throw challengeUsed();
     if (current && current.expires_at <= now)
       throw badRequest('this code has expired; ask for a new one', ErrorCodes.challengeExpired);
@@ -458,3 +518,29 @@ const subjectOf = (part: { head: string; tail: string }, identifier: string) =>
 const challengeNotFound = () =>
   badRequest('no such sign-in challenge for this project', ErrorCodes.challengeNotFound);
 const challengeUsed = () => badRequest('this code has already been used', ErrorCodes.challengeUsed);
+
+/**
+ * The id of the session an OTP challenge signs in to: a UUID (version 4 layout) from an HMAC of
+ * the challenge id under the code key. Unguessable without the key, and the same for every
+ * request that finishes the challenge, so that only one of them can store it.
+ */
+export function sessionIdOf(key: Buffer, challengeId: string): string {
+  const bytes = createHmac('sha256', key).update('otp-session\0').update(challengeId).digest();
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The session's primary key refused a second session of one challenge (either database). */
+function isSessionConflict(error: unknown): boolean {
+  const { code, constraint, message } = (error ?? {}) as {
+    code?: unknown;
+    constraint?: unknown;
+    message?: unknown;
+  };
+  if (code === '23505') return constraint === 'sessions_pkey';
+  return (
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' && typeof message === 'string' && message.includes('sessions.id')
+  );
+}

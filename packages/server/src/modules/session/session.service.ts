@@ -67,6 +67,11 @@ export interface StartOptions {
   writes?: readonly Write[];
   /** The user's custom claims, when the sign-in has read them already. */
   claims?: Record<string, unknown>;
+  /**
+   * The session's id, when the sign-in must start at most one session (an OTP challenge: see
+   * OtpService); a second start with it fails on the primary key. Random otherwise.
+   */
+  sessionId?: string;
 }
 
 const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
@@ -92,7 +97,7 @@ export class SessionService {
   ): Promise<OAuthTokenBundle> {
     const now = this.deps.now();
     const session: Session = {
-      id: randomUUID(),
+      id: options.sessionId ?? randomUUID(),
       project_id: project.id,
       user_id: user.id,
       auth_method: method,

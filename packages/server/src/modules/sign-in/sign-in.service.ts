@@ -42,6 +42,8 @@ export interface SignInExtras {
   claims?: Record<string, unknown>;
   /** Stored with the sign-in's event and session, e.g. the refunds of the guess budgets. */
   writes?: readonly Write[];
+  /** The session's id, when at most one may start from this sign-in (see StartOptions). */
+  sessionId?: string;
 }
 
 export interface SignInDeps {
@@ -108,6 +110,7 @@ export class SignInService {
       event,
       writes,
       ...(extras.claims ? { claims: extras.claims } : {}),
+      ...(extras.sessionId ? { sessionId: extras.sessionId } : {}),
     });
     created?.done();
     return { oauth_token: oauthToken };
