@@ -44,6 +44,52 @@ function assertUnavailable(answer: TestResponse, what: string): void {
   assert.doesNotMatch(answer.text, /timeout|terminat|57P0|57014|pg_|select|stack/i, what);
 }
 
+/**
+ * A served app on bounded storage of its own (`timeouts`, default TIMEOUTS) for a suite, and a
+ * second session that takes locks in its schema (`lock`, in a transaction) and lets them go
+ * (`unlock`, a rollback by default).
+ */
+function lockableServer(
+  url: string,
+  options: {
+    timeouts?: Parameters<typeof boundedStorage>[1];
+    env?: Record<string, string>;
+    now?: () => number;
+  } = {},
+) {
+  let locker: pg.Client | undefined;
+  const suite = {
+    storage: undefined as unknown as Awaited<ReturnType<typeof boundedStorage>>,
+    server: undefined as unknown as TestServer,
+    async lock(statement: string): Promise<void> {
+      locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      await locker.query(`set search_path = ${suite.storage.schema}`);
+      await locker.query('begin');
+      await locker.query(statement);
+    },
+    async unlock(end: 'rollback' | 'commit' = 'rollback'): Promise<void> {
+      await locker?.query(end);
+      await locker?.end();
+      locker = undefined;
+    },
+  };
+  before(async () => {
+    suite.storage = await boundedStorage(url, options.timeouts ?? TIMEOUTS);
+    suite.server = await startServer('postgres', {
+      storage: suite.storage,
+      env: options.env ?? RELAXED_LIMITS,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  });
+  after(async () => {
+    await locker?.end().catch(() => {});
+    await suite.server.close();
+    await suite.storage.cleanup();
+  });
+  return suite;
+}
+
 postgresOnly('PostgreSQL terminates every backend of the pool under load', (url) => {
   const schema = newSchema();
   const applicationName = `tessera_fault_${schema.slice(-12)}`;
@@ -179,21 +225,10 @@ postgresOnly('PostgreSQL terminates every backend of the pool under load', (url)
 });
 
 postgresOnly('PostgreSQL stalls: a table lock held by another session', (url) => {
-  let storage: Awaited<ReturnType<typeof boundedStorage>>;
-  let server: TestServer;
-  let locker: pg.Client | undefined;
-
-  before(async () => {
-    storage = await boundedStorage(url, TIMEOUTS);
-    server = await startServer('postgres', { storage, env: RELAXED_LIMITS });
-  });
-  after(async () => {
-    await locker?.end().catch(() => {});
-    await server.close();
-    await storage.cleanup();
-  });
+  const suite = lockableServer(url);
 
   test('requests fail with 503 within the statement timeout, /readyz says not ready, /healthz stays 200, and all recovers', async () => {
+    const { server } = suite;
     const bundle = await server.signIn('stall@example.com');
     const refresh = () =>
       server.request('POST', '/oauth/token', {
@@ -210,11 +245,7 @@ postgresOnly('PostgreSQL stalls: a table lock held by another session', (url) =>
       });
     assert.equal((await verify()).body.success, true);
 
-    locker = new pg.Client({ connectionString: url });
-    await locker.connect();
-    await locker.query(`set search_path = ${storage.schema}`);
-    await locker.query('begin');
-    await locker.query(
+    await suite.lock(
       'lock table sessions, refresh_tokens, session_revocations, otp_challenges in access exclusive mode',
     );
 
@@ -245,9 +276,7 @@ postgresOnly('PostgreSQL stalls: a table lock held by another session', (url) =>
     assert.equal(started.value.body.code, 'service_unavailable');
     assert.ok(started.ms < ANSWER_WITHIN_MS, `otp/start answered after ${started.ms} ms`);
 
-    await locker.query('rollback');
-    await locker.end();
-    locker = undefined;
+    await suite.unlock();
     // No restart: the same token refreshes (the failed attempt changed nothing), and it is ready.
     const after = await refresh();
     assert.equal(after.status, 200, after.text);
@@ -348,26 +377,15 @@ postgresOnly('PostgreSQL stops answering: the network to it freezes', (url) => {
 });
 
 postgresOnly('PostgreSQL: the grace window of a grant that took effect late is timed from then', (url) => {
-  let storage: Awaited<ReturnType<typeof boundedStorage>>;
-  let server: TestServer;
-  let locker: pg.Client | undefined;
   const clock = { t: Date.now() };
-
-  before(async () => {
-    storage = await boundedStorage(url, { connectMs: 1000, statementMs: 5000 });
-    server = await startServer('postgres', {
-      storage,
-      env: { ...RELAXED_LIMITS, TESSERA_REFRESH_GRACE: '3' },
-      now: () => clock.t,
-    });
-  });
-  after(async () => {
-    await locker?.end().catch(() => {});
-    await server.close();
-    await storage.cleanup();
+  const suite = lockableServer(url, {
+    timeouts: { connectMs: 1000, statementMs: 5000 },
+    env: { ...RELAXED_LIMITS, TESSERA_REFRESH_GRACE: '3' },
+    now: () => clock.t,
   });
 
   test('a retry soon after the rotation took effect gets the same successor, however long the grant waited', async () => {
+    const { server } = suite;
     const bundle = await server.signIn('late-grant@example.com');
     const refresh = () =>
       server.request('POST', '/oauth/token', {
@@ -378,16 +396,10 @@ postgresOnly('PostgreSQL: the grace window of a grant that took effect late is t
         },
       });
     // Another session holds the token rows: the grant waits 2.5 s for them, then takes effect.
-    locker = new pg.Client({ connectionString: url });
-    await locker.connect();
-    await locker.query(`set search_path = ${storage.schema}`);
-    await locker.query('begin');
-    await locker.query('select id from refresh_tokens for update');
+    await suite.lock('select id from refresh_tokens for update');
     const granting = refresh();
     await sleep(2500);
-    await locker.query('commit');
-    await locker.end();
-    locker = undefined;
+    await suite.unlock('commit');
     const first = await granting;
     assert.equal(first.status, 200, first.text);
     // Its answer is lost; the client retries 4 s after the grant began on the server's clock, which
@@ -406,21 +418,10 @@ postgresOnly('PostgreSQL: the grace window of a grant that took effect late is t
 });
 
 postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) => {
-  let storage: Awaited<ReturnType<typeof boundedStorage>>;
-  let server: TestServer;
-  let locker: pg.Client | undefined;
-
-  before(async () => {
-    storage = await boundedStorage(url, TIMEOUTS);
-    server = await startServer('postgres', { storage, env: RELAXED_LIMITS });
-  });
-  after(async () => {
-    await locker?.end().catch(() => {});
-    await server.close();
-    await storage.cleanup();
-  });
+  const suite = lockableServer(url);
 
   test('is finished by the retry the 503 asked for, once: the code is not lost', async () => {
+    const { server, storage } = suite;
     const headers = { api_key_id: server.project.api_key_id };
     const email = 'resume@example.com';
     const started = await server.request('POST', '/v1/auth/otp/start', {
@@ -436,15 +437,9 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
     const complete = () => server.request('POST', '/v1/auth/otp/complete', { body, headers });
 
     // The code's statement (challenge, budgets, user) commits; the session's then times out.
-    locker = new pg.Client({ connectionString: url });
-    await locker.connect();
-    await locker.query(`set search_path = ${storage.schema}`);
-    await locker.query('begin');
-    await locker.query('lock table sessions in access exclusive mode');
+    await suite.lock('lock table sessions in access exclusive mode');
     assertUnavailable(await complete(), 'complete while sessions are locked');
-    await locker.query('rollback');
-    await locker.end();
-    locker = undefined;
+    await suite.unlock();
 
     // The retry signs in (the code was right and its sign-in never stored)...
     const retried = await complete();

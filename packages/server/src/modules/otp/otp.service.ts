@@ -284,12 +284,26 @@ export class OtpService {
     }
     if (!(await this.repository.consume(challengeId, now))) throw challengeUsed();
     await this.#refundGuess(subject, everywhere);
+    return this.#signInTo(project, challengeId, attempt, getOAuthToken, now);
+  }
+
+  /**
+   * Creates or touches the user a consumed challenge names, then `#finish`es its sign-in (SQLite's
+   * steps, and a resumed sign-in on either database).
+   */
+  async #signInTo(
+    project: Project,
+    challengeId: string,
+    challenge: { identifier: string; channel: string },
+    getOAuthToken: boolean,
+    now: number,
+  ): Promise<SignInResult> {
     const newUserId = randomUUID();
     const user = await this.users.signIn({
       id: newUserId,
       project_id: project.id,
-      identifier: attempt.identifier,
-      identifier_type: attempt.channel === 'sms' ? 'phone' : 'email',
+      identifier: challenge.identifier,
+      identifier_type: challenge.channel === 'sms' ? 'phone' : 'email',
       client_user_id: null,
       created_at: now,
       last_sign_in_at: now,
@@ -354,20 +368,7 @@ export class OtpService {
       current.expires_at > now &&
       safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)
     ) {
-      const user = await this.users.signIn({
-        id: randomUUID(),
-        project_id: project.id,
-        identifier: current.identifier,
-        identifier_type: current.channel === 'sms' ? 'phone' : 'email',
-        client_user_id: null,
-        created_at: now,
-        last_sign_in_at: now,
-      });
-      return this.#finish(project, challengeId, user, {
-        getOAuthToken,
-        userTouched: true,
-        userCreated: false,
-      });
+      return this.#signInTo(project, challengeId, current, getOAuthToken, now);
     }
     return this.#unavailable(current ?? before, now);
   }
