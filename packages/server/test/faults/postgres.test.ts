@@ -44,6 +44,12 @@ function assertUnavailable(answer: TestResponse, what: string): void {
   assert.doesNotMatch(answer.text, /timeout|terminat|57P0|57014|pg_|select|stack/i, what);
 }
 
+/** A refresh grant of `refreshToken` by the server's own project. */
+const refreshGrant = (server: TestServer, refreshToken: string) =>
+  server.request('POST', '/oauth/token', {
+    body: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.project.api_key_id },
+  });
+
 /**
  * A served app on bounded storage of its own (`timeouts`, default TIMEOUTS) for a suite, and a
  * second session that takes locks in its schema (`lock`, in a transaction) and lets them go
@@ -230,14 +236,7 @@ postgresOnly('PostgreSQL stalls: a table lock held by another session', (url) =>
   test('requests fail with 503 within the statement timeout, /readyz says not ready, /healthz stays 200, and all recovers', async () => {
     const { server } = suite;
     const bundle = await server.signIn('stall@example.com');
-    const refresh = () =>
-      server.request('POST', '/oauth/token', {
-        body: {
-          grant_type: 'refresh_token',
-          refresh_token: bundle.refresh_token,
-          client_id: server.project.api_key_id,
-        },
-      });
+    const refresh = () => refreshGrant(server, bundle.refresh_token);
     const verify = () =>
       server.request('POST', '/verify', {
         body: { oauth_token: { access_token: bundle.access_token } },
@@ -387,14 +386,7 @@ postgresOnly('PostgreSQL: the grace window of a grant that took effect late is t
   test('a retry soon after the rotation took effect gets the same successor, however long the grant waited', async () => {
     const { server } = suite;
     const bundle = await server.signIn('late-grant@example.com');
-    const refresh = () =>
-      server.request('POST', '/oauth/token', {
-        body: {
-          grant_type: 'refresh_token',
-          refresh_token: bundle.refresh_token,
-          client_id: server.project.api_key_id,
-        },
-      });
+    const refresh = () => refreshGrant(server, bundle.refresh_token);
     // Another session holds the token rows: the grant waits 2.5 s for them, then takes effect.
     await suite.lock('select id from refresh_tokens for update');
     const granting = refresh();
