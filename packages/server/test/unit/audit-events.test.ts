@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { toKnownError } from '../../src/errors.js';
+import { AuditLog } from '../../src/modules/audit/audit.service.js';
 import {
   AUDIT_EVENT_TYPES,
   type AuditEvent,
@@ -96,4 +98,25 @@ test('metrics count sign-ins by method and outcome, refreshes, reuse and deliver
   assert.equal(await value('tessera_refreshes_total'), 1);
   assert.equal(await value('tessera_refresh_reuse_detections_total'), 1);
   assert.equal(await value('tessera_webhook_deliveries_total', { outcome: 'retry' }), 1);
+});
+
+test('a refresh grant fails at once (503) when the webhook targets cannot be read because the database is away', async () => {
+  const db = { dialect: 'postgres' } as unknown as ConstructorParameters<typeof AuditLog>[0];
+  const failing = (error: Error) => ({
+    targets: () => Promise.reject(error),
+    queue: async () => {},
+  });
+  const log = new AuditLog(db, () => {});
+  // The database away: the caller fails now instead of waiting for it again on its slow path.
+  const away = new Error('Connection terminated unexpectedly');
+  log.setOutbox(failing(away));
+  const refused = await log.inlineStamp('p', 'refresh').then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  assert.equal(refused, away);
+  assert.equal(toKnownError(refused)?.statusCode, 503);
+  // Anything else: the event goes through `record`, which reads the targets again and logs.
+  log.setOutbox(failing(new TypeError('a bug')));
+  assert.equal(await log.inlineStamp('p', 'refresh'), undefined);
 });

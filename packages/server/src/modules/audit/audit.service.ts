@@ -4,6 +4,7 @@ import type { Db } from '../../db/connect.js';
 import { together, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import { TurnBatch } from '../../db/turn-batch.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { EventFilter } from './audit.repository.js';
 import * as auditRepository from './audit.repository.js';
 import type { AuditEvent, AuditEventType, RecordedEvent, StoredEvent } from './events.js';
@@ -123,7 +124,10 @@ export class AuditLog {
     const stamp = { id: randomId('evt'), createdAt: this.now() };
     try {
       if (this.#outbox && (await this.#outbox.targets({ projectId, type })).length > 0) return undefined;
-    } catch {
+    } catch (error) {
+      // A database that is away fails the caller now (503): its slow path would only wait for the
+      // database again, statement after statement (a refresh grant took 13 s in a partition).
+      if (isDatabaseUnavailable(error)) throw error;
       // `record` reads the targets again, and logs what fails.
       return undefined;
     }
