@@ -261,7 +261,7 @@ describe('tessera CLI', () => {
     assertOneLineError(
       await run(['projects', 'create', '--name', 'x', '--rp-id', 'bad id!'], env),
       2,
-      /argument 'bad id!' is invalid\. "bad id!" is not a relying-party id/,
+      /argument 'bad id!' is invalid\. the relying-party id is not a host name/,
     );
     assertOneLineError(
       await run(['projects', 'create', '--name', 'x', '--rp-id', '10.1.2.3'], env),

@@ -198,6 +198,18 @@ eachDialect('operator API', (dialect) => {
         400,
         'invalid_request',
       );
+      // An IP-address origin is a fine origin, but no relying-party id: none is derived from it.
+      const byIp = await call('POST', '/projects', {
+        name: 'by-ip',
+        origins: ['http://127.0.0.1:3000', 'http://[::1]:3000'],
+      });
+      assert.equal(byIp.status, 201, byIp.text);
+      assert.equal(byIp.body.rp_id, null);
+      const mixed = await call('POST', '/projects', {
+        name: 'mixed',
+        origins: ['http://10.0.0.1:8080', 'https://app.example.com'],
+      });
+      assert.equal(mixed.body.rp_id, 'app.example.com', mixed.text);
       assertProblem(await call('GET', '/projects/pk_nobody'), 404, 'unknown_api_key');
       assertProblem(await call('PATCH', '/projects/pk_nobody', { name: 'y' }), 404, 'unknown_api_key');
 

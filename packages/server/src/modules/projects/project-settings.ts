@@ -61,7 +61,7 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export function normaliseRpId(raw: string): string {
   const refuse = () =>
     badRequest(
-      `"${raw}" is not a relying-party id: give a host name such as app.example.com (no scheme or port)`,
+      'the relying-party id is not a host name: give one such as app.example.com (no scheme, port or IP address)',
     );
   const trimmed = raw.trim();
   if (!trimmed || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) throw refuse();
@@ -92,10 +92,22 @@ export function checkRpIdServesOrigins(rpId: string | null, origins: readonly st
   }
 }
 
-/** The web origins' first host: the default relying-party id of a new project. */
+/**
+ * The first host of the web origins that can be a relying-party id (`normaliseRpId`: not an IP
+ * address, every label well formed): the default relying-party id of a new project. Null when
+ * none can (passkeys then need an explicit one): an origin such as `http://127.0.0.1:3000` is a
+ * fine origin, but a browser refuses an IP address as a relying-party id.
+ */
 export function defaultRpId(origins: readonly string[]): string | null {
-  const web = origins.find((o) => !ANDROID_ORIGIN.test(o));
-  return web ? new URL(web).hostname : null;
+  for (const origin of origins) {
+    if (ANDROID_ORIGIN.test(origin)) continue;
+    try {
+      return normaliseRpId(new URL(origin).hostname);
+    } catch {
+      // Not a host name: the next origin may be one.
+    }
+  }
+  return null;
 }
 
 /**
