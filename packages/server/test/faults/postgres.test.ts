@@ -433,6 +433,25 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
     assertUnavailable(await complete(), 'complete while sessions are locked');
     await suite.unlock();
 
+    // A wrong code against this challenge, which can still be finished, is a guess: its three
+    // budget units stay spent (the challenge has no attempts left to count it).
+    const counted = async () =>
+      Number(
+        (
+          await storage.db.kysely
+            .selectFrom('rate_limits')
+            .select((eb) => eb.fn.sum<number>('count').as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await counted();
+    const guessed = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { ...body, code: body.code === '000000' ? '111111' : '000000' },
+      headers,
+    });
+    assert.equal(guessed.body.code, 'challenge_used', guessed.text);
+    assert.equal((await counted()) - before, 3);
+
     // The retry signs in (the code was right and its sign-in never stored)...
     const retried = await complete();
     assert.equal(retried.status, 200, retried.text);
@@ -448,6 +467,27 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
     assert.equal(again.body.code, 'challenge_used');
     const sessions = await storage.db.kysely.selectFrom('sessions').select('id').execute();
     assert.equal(sessions.length, 1);
+
+    // A code used without tokens (getOAuthToken false) finished its challenge: asking for tokens
+    // with it afterwards starts no session.
+    const other = 'resume-no-token@example.com';
+    const again2 = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: other },
+      headers,
+    });
+    const plain = { challenge_id: again2.body.challenge_id, code: server.lastCode(other) };
+    const first = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { ...plain, getOAuthToken: false },
+      headers,
+    });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.oauth_token, undefined);
+    const tokens = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { ...plain, getOAuthToken: true },
+      headers,
+    });
+    assert.equal(tokens.body.code, 'challenge_used', tokens.text);
+    assert.equal((await storage.db.kysely.selectFrom('sessions').select('id').execute()).length, 1);
     // A wrong code for the used challenge is not a way in either.
     const wrong = await server.request('POST', '/v1/auth/otp/complete', {
       body: { ...body, code: body.code === '000000' ? '111111' : '000000' },

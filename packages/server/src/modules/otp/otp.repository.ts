@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import { prepared } from '../../db/prepared.js';
+import { prepared, type Write } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
 import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
 import {
@@ -68,6 +68,19 @@ const consumeChallenge = prepared((db, id: string, now: number) =>
     .set({ consumed_at: now })
     .where('id', '=', id)
     .where('consumed_at', 'is', null),
+);
+
+/**
+ * Ends a consumed challenge's life (its expiry becomes its consumption): written with the sign-in
+ * it led to, so that only a challenge whose sign-in was never stored can be finished later
+ * (OtpService, `#resumeOrRefuse`).
+ */
+const closeChallenge = prepared((db, id: string) =>
+  db
+    .updateTable('otp_challenges')
+    .set({ expires_at: sql<number>`consumed_at` })
+    .where('id', '=', id)
+    .where('consumed_at', 'is not', null),
 );
 
 /** A guess budget: its scope and subject as the rate limiter keys them, and its rule. */
@@ -352,6 +365,11 @@ export class OtpRepository {
   }
 
   /** Marks the challenge used; true for exactly one caller. */
+  /** `closeChallenge` as a write of the sign-in's own statement (`together`). */
+  closeWrite(id: string): Write {
+    return closeChallenge.write(id);
+  }
+
   async consume(id: string, now: number): Promise<boolean> {
     const result = await consumeChallenge(this.db.kysely, id, now);
     return (result.numAffectedRows ?? 0n) > 0n;

@@ -276,8 +276,8 @@ export class OtpService {
     }
     const attempt = await this.repository.reserveAttempt(project.id, challengeId, now);
     if (!attempt) {
-      await this.#refundGuess(subject, everywhere);
-      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, challenge, now);
+      const refund = () => this.#refundGuess(subject, everywhere);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, challenge, now, refund);
     }
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
       return this.#wrongCode(project, attempt.max_attempts - attempt.attempts);
@@ -320,7 +320,8 @@ export class OtpService {
    * The sign-in of a right code: its session's id is the challenge's own (`sessionIdOf`), so a
    * challenge starts at most one session however many requests finish it (a retry of a sign-in
    * whose answer was lost, see `#resumeOrRefuse`); the second start fails on the primary key and
-   * is answered as a used code.
+   * is answered as a used code. The challenge is closed with the sign-in's own writes, whether it
+   * asked for tokens or not: a finished challenge cannot be finished again.
    */
   async #finish(
     project: Project,
@@ -335,7 +336,11 @@ export class OtpService {
         { method: 'OTP' },
         {
           ...options,
-          extras: { ...options.extras, sessionId: sessionIdOf(this.codeKey, challengeId) },
+          extras: {
+            ...options.extras,
+            writes: [...(options.extras?.writes ?? []), this.repository.closeWrite(challengeId)],
+            sessionId: sessionIdOf(this.codeKey, challengeId),
+          },
         },
       );
     } catch (error) {
@@ -345,12 +350,13 @@ export class OtpService {
   }
 
   /**
-   * No attempt could be taken. When the challenge was consumed by this very code and it asks for
-   * tokens, the sign-in is finished now if it never was: the code's statement committed, then the
-   * database went away before the session was stored, and the client, told 503, retries as told
-   * (on PostgreSQL these are two statements; on SQLite two steps). `#finish` lets a challenge
-   * start one session only, so a code already signed in stays used. Otherwise the challenge (read
-   * again: a parallel request may have used it) says why.
+   * No attempt could be taken. A challenge consumed but not closed (`#finish` closes it with its
+   * sign-in) is one whose sign-in was never stored: the code's statement committed, then the
+   * database went away, and the client, told 503, retries as told (on PostgreSQL two statements,
+   * on SQLite two steps). Asked for tokens with the right code, it is finished now, once
+   * (`#finish`). A wrong code against it is a guess and keeps its budget units (`refund` is not
+   * called): the challenge has no attempts left to count it. Otherwise the guess was none, its
+   * units go back, and the challenge (read again: a parallel request may have used it) says why.
    */
   async #resumeOrRefuse(
     project: Project,
@@ -359,17 +365,15 @@ export class OtpService {
     getOAuthToken: boolean,
     before: { consumed_at: number | null; expires_at: number } | undefined,
     now: number,
+    refund: () => Promise<void>,
   ): Promise<SignInResult> {
     const current = await this.repository.find(project.id, challengeId);
-    if (
-      getOAuthToken &&
-      current &&
-      current.consumed_at !== null &&
-      current.expires_at > now &&
-      safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)
-    ) {
+    if (getOAuthToken && current && current.consumed_at !== null && current.expires_at > now) {
+      if (!safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)) throw challengeUsed();
+      await refund();
       return this.#signInTo(project, challengeId, current, getOAuthToken, now);
     }
+    await refund();
     return this.#unavailable(current ?? before, now);
   }
 
@@ -420,8 +424,8 @@ export class OtpService {
       return this.#throttled(project, true, secondsLeft(ceiling, now));
     }
     if (!attempt) {
-      await this.#refundGuess(subject, everywhere);
-      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now);
+      const refund = () => this.#refundGuess(subject, everywhere);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now, refund);
     }
     if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
