@@ -240,9 +240,11 @@ export class SessionService {
     const { session, user } = found;
     const { repository } = this.deps;
     const row = await repository.findRefreshToken(found.token.id);
+    const graceMs = this.deps.config.refreshGrace * 1000;
     const sameClient = row?.rotated_by != null && safeEqual(row.rotated_by, client);
+    // Only a same-client replay with a window to be in reads its successor.
     const successor =
-      row?.rotated_at != null && row.successor_enc && sameClient
+      graceMs > 0 && row?.rotated_at != null && row.successor_enc && sameClient
         ? open(this.#successorKey(found.secret), row.successor_enc, row.id)
         : undefined;
     const next = successor === undefined ? undefined : parseRefreshToken(successor);
@@ -251,16 +253,13 @@ export class SessionService {
     // took effect (on PostgreSQL the successor's `created_at` says so, lock waits included): a
     // slow database must not turn a retry into a reuse.
     const now = this.deps.now();
-    const rotatedAt =
-      successorRow && row?.rotated_at != null ? Math.max(row.rotated_at, successorRow.created_at) : undefined;
     if (
-      this.deps.config.refreshGrace > 0 &&
       successor !== undefined &&
-      rotatedAt !== undefined &&
       successorRow?.rotated_at === null &&
-      // Strictly inside the window (0 is none at all, even in the same millisecond). `rotatedAt`
-      // may be a few ms past `now` (the statement's wait, on another clock): inside too.
-      now - rotatedAt < this.deps.config.refreshGrace * 1000
+      // Strictly inside the window (0 is none at all: no successor was read). The rotation took
+      // effect at the later of the two stamps, which may be a few ms past `now` (the statement's
+      // wait, on another clock): inside too.
+      now - Math.max(row?.rotated_at ?? 0, successorRow.created_at) < graceMs
     ) {
       await this.deps.audit.record({
         projectId: session.project_id,
