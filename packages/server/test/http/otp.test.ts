@@ -218,6 +218,71 @@ eachDialect('OTP start', (dialect) => {
     }
   });
 
+  // A stranger cycling sub-addresses (`ada+1@`, `ada+2@`, …) or Gmail's dots sent one inbox as
+  // many codes as they liked: each spelling was an identifier with limits of its own.
+  test('sub-addresses and Gmail spellings of one inbox share its send limits', async () => {
+    const clock = manualClock();
+    const server = await boot(dialect, {
+      now: clock.now,
+      env: { TESSERA_RATE_LIMIT_OTP_START: '3/900', TESSERA_OTP_RESEND_INTERVAL: '0' },
+    });
+    try {
+      for (const spelling of ['ada@example.com', 'ada+1@example.com', 'Ada+news@example.com']) {
+        assert.equal((await start(server, spelling)).status, 200, spelling);
+      }
+      assertProblem(await start(server, 'ada+2@example.com'), 429, 'rate_limited');
+      assertProblem(await start(server, 'ada@example.com'), 429, 'rate_limited');
+      // Another mailbox of the same domain, and a look-alike that is one, are not held back.
+      assert.equal((await start(server, 'adam+1@example.com')).status, 200);
+      assert.equal((await start(server, 'a.da@example.com')).status, 200);
+      for (const spelling of ['a.da@gmail.com', 'ada@googlemail.com', 'A.D.A+x@gmail.com']) {
+        assert.equal((await start(server, spelling)).status, 200, spelling);
+      }
+      assertProblem(await start(server, 'ad.a@gmail.com'), 429, 'rate_limited');
+      // Each code went to the address as typed; tags and dots are kept for delivery.
+      assert.deepEqual(
+        server.outbox
+          .list()
+          .map((m) => m.to)
+          .reverse(),
+        [
+          'ada@example.com',
+          'ada+1@example.com',
+          'ada+news@example.com',
+          'adam+1@example.com',
+          'a.da@example.com',
+          'a.da@gmail.com',
+          'ada@googlemail.com',
+          'a.d.a+x@gmail.com',
+        ],
+      );
+      clock.advance(900);
+      assert.equal((await start(server, 'ada+2@example.com')).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a sub-address waits out the resend interval of its inbox, and is a user of its own', async () => {
+    const clock = manualClock();
+    const server = await boot(dialect, { now: clock.now });
+    try {
+      const plain = await challenge(server, 'ada@example.com');
+      assertProblem(await start(server, 'ada+1@example.com'), 429, 'resend_too_soon');
+      clock.advance(30);
+      const tagged = await challenge(server, 'ada+1@example.com');
+      const a = await complete(server, plain.id, plain.code);
+      const b = await complete(server, tagged.id, tagged.code);
+      assert.equal(a.status, 200, a.text);
+      assert.equal(b.status, 200, b.text);
+      const subjectOf = (r: TestResponse) =>
+        decodeJwt((r.body.oauth_token as { access_token: string }).access_token).sub;
+      assert.notEqual(subjectOf(a), subjectOf(b));
+    } finally {
+      await server.close();
+    }
+  });
+
   test('TESSERA_RATE_LIMIT_IP caps OTP requests per client address', async () => {
     const clock = manualClock();
     const server = await boot(dialect, { now: clock.now, env: { TESSERA_RATE_LIMIT_IP: '3/60' } });

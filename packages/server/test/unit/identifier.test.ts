@@ -38,7 +38,8 @@ describe('normaliseIdentifier: e-mail addresses', () => {
   ];
   for (const [raw, value] of accepted) {
     test(`${JSON.stringify(raw)} → ${value}`, () => {
-      assert.deepEqual(normaliseIdentifier(raw), { value, type: 'email', channel: 'email' });
+      const { mailbox: _, ...rest } = normaliseIdentifier(raw);
+      assert.deepEqual(rest, { value, type: 'email', channel: 'email' });
     });
   }
 
@@ -91,6 +92,61 @@ describe('normaliseIdentifier: e-mail addresses', () => {
     assert.equal(normaliseIdentifier('\u00a1ada@example.com').value, '\u00a1ada@example.com');
   });
 
+  test('refuses invisible, unassigned and private-use characters anywhere in the local part', () => {
+    for (const c of [
+      '\u00ad', // soft hyphen
+      '\u034f', // combining grapheme joiner
+      '\u115f', // Hangul choseong filler
+      '\u180e', // Mongolian vowel separator
+      '\u200b', // zero-width space
+      '\u200c', // zero-width non-joiner
+      '\u200d', // zero-width joiner
+      '\u200e', // left-to-right mark
+      '\u202e', // right-to-left override
+      '\u2060', // word joiner
+      '\u2066', // left-to-right isolate
+      '\u3164', // Hangul filler
+      '\ufe0f', // variation selector
+      '\ufeff', // byte order mark
+      '\ue000', // private use
+      '\u{f0000}', // supplementary private use
+      '\ud800', // lone surrogate
+      '\u0378', // unassigned
+      '\u{e0041}', // tag letter
+      '\u00a0', // no-break space
+      '\u3000', // ideographic space
+    ]) {
+      assertRefused(`ad${c}a@example.com`, /e-mail/);
+      assertRefused(`ada${c}@example.com`, /e-mail/);
+    }
+    assertRefused('ad\u200ba@example.com', /invisible/);
+  });
+
+  test('an accented letter typed as one code point or as two is one address (NFC)', () => {
+    const composed = normaliseIdentifier('jos\u00e9@example.com');
+    const decomposed = normaliseIdentifier('jose\u0301@example.com');
+    assert.equal(decomposed.value, composed.value);
+    assert.equal(decomposed.value, 'jos\u00e9@example.com');
+  });
+
+  test('mailbox: the inbox a code reaches, without sub-address, and at Gmail without dots', () => {
+    const cases: [string, string][] = [
+      ['ada@example.com', 'ada@example.com'],
+      ['Ada+News@Example.com', 'ada@example.com'],
+      ['ada+a+b@example.com', 'ada@example.com'],
+      ['a.da+x@example.com', 'a.da@example.com'],
+      ['ada-x@example.com', 'ada-x@example.com'],
+      ['+tag@example.com', '+tag@example.com'],
+      ['A.D.A@gmail.com', 'ada@gmail.com'],
+      ['a.d.a+spam@googlemail.com', 'ada@gmail.com'],
+      ['a.da@mail.gmail.com', 'a.da@mail.gmail.com'],
+      ['...@gmail.com', '...@gmail.com'],
+    ];
+    for (const [raw, mailbox] of cases) assert.equal(normaliseIdentifier(raw).mailbox, mailbox, raw);
+    // The identifier itself keeps the tag and the dots: they are how the mail is addressed.
+    assert.equal(normaliseIdentifier('A.D.A+spam@gmail.com').value, 'a.d.a+spam@gmail.com');
+  });
+
   test('refuses anything over 254 characters, and the empty string', () => {
     // Every part within its own limit, 260 characters in all.
     assertRefused(`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`);
@@ -114,7 +170,7 @@ describe('normaliseIdentifier: phone numbers', () => {
   ];
   for (const [raw, value] of accepted) {
     test(`${JSON.stringify(raw)} → ${value}`, () => {
-      assert.deepEqual(normaliseIdentifier(raw), { value, type: 'phone', channel: 'sms' });
+      assert.deepEqual(normaliseIdentifier(raw), { value, type: 'phone', channel: 'sms', mailbox: value });
     });
   }
 

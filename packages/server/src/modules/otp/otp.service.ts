@@ -105,7 +105,8 @@ export class OtpService {
     evidence: StartEvidence,
     languages: readonly string[],
   ): Promise<OtpStarted> {
-    const everywhere = `${project.id}\0${identifier.value}`;
+    // Counted by mailbox: sub-addresses of one inbox (`ada+1@`, `ada+2@`, …) share its limits.
+    const everywhere = `${project.id}\0${identifier.mailbox}`;
     const subject = `${everywhere}\0${client}`;
     const { ttl, maxAttempts, resendInterval } = this.config.otp;
     const id = randomId('otp');
