@@ -31,6 +31,7 @@ export interface PinStatus {
   pinSet: boolean;
   /** Five wrong PINs: PIN sign-in is refused until the user signs in by OTP. */
   locked: boolean;
+  /** Wrong PINs before the lock: 5 for a PIN just set, and when no PIN is set. */
   attemptsLeft: number;
 }
 

@@ -198,6 +198,43 @@ eachDialect('operator API', (dialect) => {
         400,
         'invalid_request',
       );
+      // Hosts the URL parser takes but no page's Origin header carries.
+      for (const origin of [
+        'https://a..b',
+        'https://-x.example',
+        'https://x-.example',
+        'https://example.com.',
+        'https://.example.com',
+        `https://${'a'.repeat(64)}.example`,
+        'https://ex%20ample.com',
+      ]) {
+        assertProblem(
+          await call('POST', '/projects', { name: 'odd', origins: [origin] }),
+          400,
+          'invalid_request',
+        );
+      }
+      const odd = await call('POST', '/projects', {
+        name: 'odd-but-real',
+        origins: ['https://my_app.example.com', 'https://BÜCHER.example', 'http://localhost:5173'],
+      });
+      assert.equal(odd.status, 201, odd.text);
+      assert.deepEqual(odd.body.origins, [
+        'https://my_app.example.com',
+        'https://xn--bcher-kva.example',
+        'http://localhost:5173',
+      ]);
+      // An odd origin an earlier version stored can still be removed.
+      await server.storage.db.kysely
+        .updateTable('projects')
+        .set({ origins: JSON.stringify(['https://a..b', 'https://xn--bcher-kva.example']) })
+        .where('api_key_id', '=', odd.body.api_key_id)
+        .execute();
+      const cleaned = await call('PATCH', `/projects/${odd.body.api_key_id}`, {
+        remove_origins: ['https://a..b'],
+      });
+      assert.equal(cleaned.status, 200, cleaned.text);
+      assert.deepEqual(cleaned.body.origins, ['https://xn--bcher-kva.example']);
       // An IP-address origin is a fine origin, but no relying-party id: none is derived from it.
       const byIp = await call('POST', '/projects', {
         name: 'by-ip',

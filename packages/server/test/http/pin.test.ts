@@ -182,7 +182,7 @@ eachDialect('PIN', (dialect) => {
   describe('set, change, remove', () => {
     test('GET /v1/pin before and after PUT', async () => {
       const user = await userWithDevice(server);
-      assert.deepEqual(await status(user.bundle), { pin_set: false, locked: false, attempts_left: 0 });
+      assert.deepEqual(await status(user.bundle), { pin_set: false, locked: false, attempts_left: 5 });
       const set = await setPin(user.bundle, PIN);
       assert.equal(set.status, 200, set.text);
       assert.deepEqual(set.body, { pin_set: true });
@@ -314,7 +314,7 @@ eachDialect('PIN', (dialect) => {
         headers: bearer(user.bundle),
       });
       assert.equal(removed.status, 204, removed.text);
-      assert.deepEqual(await status(user.bundle), { pin_set: false, locked: false, attempts_left: 0 });
+      assert.deepEqual(await status(user.bundle), { pin_set: false, locked: false, attempts_left: 5 });
       assertProblem(await pinSignIn(server, user, PIN), 400, 'pin_not_set');
       assertProblem(
         await server.request('DELETE', '/v1/pin', { headers: bearer(user.bundle) }),
@@ -452,7 +452,7 @@ eachDialect('PIN', (dialect) => {
 
       await lockPin(user);
       assert.equal((await removePin(otp)).status, 204);
-      assert.deepEqual(await status(otp), { pin_set: false, locked: false, attempts_left: 0 });
+      assert.deepEqual(await status(otp), { pin_set: false, locked: false, attempts_left: 5 });
 
       const other = await userWithDevice(server, PIN);
       await lockPin(other);

@@ -147,7 +147,9 @@ export class PinService {
 
   async status(userId: string): Promise<{ pin_set: boolean; locked: boolean; attempts_left: number }> {
     const row = await this.repository.find(userId);
-    if (!row) return { pin_set: false, locked: false, attempts_left: 0 };
+    // No PIN: nothing is locked, and a PIN set now starts with every attempt (not 0, which read as
+    // "locked" to a client that looks at the number alone).
+    if (!row) return { pin_set: false, locked: false, attempts_left: MAX_PIN_ATTEMPTS };
     return {
       pin_set: true,
       locked: row.failed_attempts >= MAX_PIN_ATTEMPTS,

@@ -30,9 +30,23 @@ export function normaliseName(raw: string): string {
 
 /**
  * Normalises an allowed origin: a web origin (`scheme://host[:port]`; paths and wildcards are
- * refused) or an Android app origin (`android:apk-key-hash:<base64url sha256>`, kept as given).
+ * refused, and so are hosts no browser could be on) or an Android app origin
+ * (`android:apk-key-hash:<base64url sha256>`, kept as given).
  */
 export function normaliseOrigin(raw: string): string {
+  const origin = originOf(raw);
+  if (!ANDROID_ORIGIN.test(origin) && !isOriginHost(new URL(origin).hostname))
+    throw badRequest(
+      `"${raw}" does not name a host: each dot-separated label 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen`,
+    );
+  return origin;
+}
+
+/**
+ * An origin spelled as it is stored (`normaliseOrigin` without the host check): how an origin to
+ * remove is matched, so that one an earlier version accepted can still be removed.
+ */
+export function originOf(raw: string): string {
   if (ANDROID_ORIGIN.test(raw)) return raw;
   let url: URL;
   try {
@@ -52,6 +66,18 @@ export function normaliseOrigin(raw: string): string {
 }
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+/** An origin's host label: as LABEL, and the underscore some real host names carry. */
+const ORIGIN_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+
+/**
+ * Whether a parsed URL's host (lower-cased and in punycode by the URL parser) is an IP address or
+ * a host name a browser could be on. The URL parser takes `a..b`, `-x.example` or a trailing dot,
+ * which no page's Origin header will ever carry.
+ */
+function isOriginHost(hostname: string): boolean {
+  if (hostname.startsWith('[') || isIP(hostname) !== 0) return true;
+  return hostname.length <= 253 && hostname.split('.').every((label) => ORIGIN_LABEL.test(label));
+}
 
 /**
  * A WebAuthn relying-party id: a domain name (WebAuthn §5.1.3 requires a valid domain string,

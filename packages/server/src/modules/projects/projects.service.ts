@@ -14,6 +14,7 @@ import {
   normaliseName,
   normaliseOrigin,
   normaliseRpId,
+  originOf,
 } from './project-settings.js';
 import { isUniqueViolation, type ProjectsRepository, type ProjectUpdate } from './projects.repository.js';
 
@@ -167,7 +168,7 @@ export class ProjectsService {
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),
-      remove: (changes.removeOrigins ?? []).map(normaliseOrigin),
+      remove: (changes.removeOrigins ?? []).map(originOf),
     };
     const name = changes.name === undefined ? undefined : normaliseName(changes.name);
     const nothing =
