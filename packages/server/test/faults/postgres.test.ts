@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeJwt } from 'jose';
 import pg from 'pg';
 import {
   freePort,
@@ -467,6 +468,18 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
     assert.equal(again.body.code, 'challenge_used');
     const sessions = await storage.db.kysely.selectFrom('sessions').select('id').execute();
     assert.equal(sessions.length, 1);
+    // The user was created by the code's statement; its user.created event, lost with the
+    // session's, is recorded by the retry, once.
+    const events = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select(['type', 'user_id'])
+      .where('type', 'in', ['user.created', 'signin.succeeded'])
+      .execute();
+    const userId = decodeJwt(access_token).sub;
+    assert.deepEqual(events.map((e) => [e.type, e.user_id]).sort(), [
+      ['signin.succeeded', userId],
+      ['user.created', userId],
+    ]);
 
     // A code used without tokens (getOAuthToken false) finished its challenge: asking for tokens
     // with it afterwards starts no session.

@@ -290,7 +290,11 @@ export class OtpService {
 
   /**
    * Creates or touches the user a consumed challenge names, then `#finish`es its sign-in (SQLite's
-   * steps, and a resumed sign-in on either database).
+   * steps, and a resumed sign-in on either database). `resumedFrom`: when the challenge was
+   * consumed, for a resumed sign-in. Its user was then created by the statement that consumed it
+   * (same clock reading) whose sign-in, and with it the `user.created` event, was never stored:
+   * the event is written now, with the session, whose key (the challenge's) lets only one of them
+   * be stored.
    */
   async #signInTo(
     project: Project,
@@ -298,6 +302,7 @@ export class OtpService {
     challenge: { identifier: string; channel: string },
     getOAuthToken: boolean,
     now: number,
+    resumedFrom?: number,
   ): Promise<SignInResult> {
     const newUserId = randomUUID();
     const user = await this.users.signIn({
@@ -313,7 +318,7 @@ export class OtpService {
     return this.#finish(project, challengeId, user, {
       getOAuthToken,
       userTouched: true,
-      userCreated: user.id === newUserId,
+      userCreated: user.id === newUserId || (resumedFrom !== undefined && user.created_at === resumedFrom),
     });
   }
 
@@ -372,7 +377,7 @@ export class OtpService {
     if (getOAuthToken && current && current.consumed_at !== null && current.expires_at > now) {
       if (!safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)) throw challengeUsed();
       await refund();
-      return this.#signInTo(project, challengeId, current, getOAuthToken, now);
+      return this.#signInTo(project, challengeId, current, getOAuthToken, now, current.consumed_at);
     }
     await refund();
     return this.#unavailable(current ?? before, now);
