@@ -255,7 +255,9 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
       // Regression (enumeration): an unknown identifier used to get [] and so told who has an account.
       const decoys = unknown.options.allowCredentials ?? [];
       assert.equal(decoys.length, 1);
-      assert.match(decoys[0]!.id, /^[A-Za-z0-9_-]{22}$/);
+      // 16, 20 or 32 bytes, as platform authenticators' ids are; listed with their transports.
+      assert.match(decoys[0]!.id, /^(?:[A-Za-z0-9_-]{22}|[A-Za-z0-9_-]{27}|[A-Za-z0-9_-]{43})$/);
+      assert.deepEqual(decoys[0]!.transports, ['hybrid', 'internal']);
       assert.deepEqual(
         Object.keys(decoys[0]!).sort(),
         Object.keys(known.options.allowCredentials![0]!).sort(),
@@ -288,6 +290,53 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
         assert.equal(answer.status, 200, answer.text);
         assert.equal(answer.body.oauth_token.auth_method, 'BIOMETRIC');
       }
+    });
+
+    // Regression (outside review): a stranger's own passkey against a challenge for an identifier
+    // answered "belongs to another account" when the identifier had an account (passkey or not),
+    // and signed the stranger in as themselves when it had none; the decoy sent back answered
+    // passkey_not_found where a real passkey's id answered a verification failure.
+    test('identifier-first: every refusal a stranger can cause is one answer, whoever the identifier is', async () => {
+      const victim = await userWithPasskey();
+      const noPasskey = nextEmail();
+      await server.signIn(noPasskey);
+      const attacker = await userWithPasskey();
+      const answers: string[] = [];
+      const record = (answer: TestResponse) => {
+        assertProblem(answer, 400, 'passkey_verification_failed');
+        assert.equal(answer.body.oauth_token, undefined);
+        answers.push(answer.body.detail as string);
+      };
+      for (const identifier of [victim.email, noPasskey, nextEmail()]) {
+        // The stranger's own passkey, with a genuine assertion.
+        const own = await startSignIn(identifier);
+        record(
+          await completeSignIn(
+            own.challenge_id,
+            attacker.authenticator.authenticate({ challenge: own.options.challenge }),
+          ),
+        );
+        // The credential the start offered, with a junk assertion.
+        const offered = await startSignIn(identifier);
+        const id = offered.options.allowCredentials![0]!.id;
+        record(
+          await completeSignIn(offered.challenge_id, {
+            id,
+            rawId: id,
+            type: 'public-key',
+            response: { clientDataJSON: 'e30', authenticatorData: 'AA', signature: 'AA' },
+            clientExtensionResults: {},
+          }),
+        );
+      }
+      assert.equal(new Set(answers).size, 1, answers.join(' | '));
+      // The owner still signs in.
+      const { challenge_id, options } = await startSignIn(victim.email);
+      const ok = await completeSignIn(
+        challenge_id,
+        victim.authenticator.authenticate({ challenge: options.challenge }),
+      );
+      assert.equal(ok.status, 200, ok.text);
     });
 
     test('identifier-first refuses a passkey of another account', async () => {

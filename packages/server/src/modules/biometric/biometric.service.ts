@@ -31,9 +31,21 @@ import type { PasskeyRepository } from './passkey.repository.js';
  */
 const webauthn = lazyImport(() => import('@simplewebauthn/server'));
 
-/** Platform authenticators' credential ids are commonly 16 bytes (Android, Windows Hello for some keys). */
-const DECOY_ID_BYTES = 16;
-const DECOY_TRANSPORTS: AuthenticatorTransportFuture[] = ['internal', 'hybrid'];
+/**
+ * Lengths of platform authenticators' credential ids (16 bytes: Android and Chrome; 20: iCloud
+ * Keychain; 32: Windows Hello and others): a decoy takes one of them, chosen by its own HMAC, so
+ * decoys of different identifiers are as mixed as real passkeys.
+ */
+const DECOY_ID_BYTES = [16, 20, 32] as const;
+/** In the order browsers report them (`getTransports()` sorts): a decoy lists what a real platform passkey does. */
+const DECOY_TRANSPORTS: AuthenticatorTransportFuture[] = ['hybrid', 'internal'];
+
+/**
+ * The one refusal of a sign-in started with an identifier, whatever went wrong before the
+ * signature held (an unknown or decoy credential, another account's passkey, an assertion that
+ * does not verify): any difference would tell a stranger who has an account, or who has a passkey.
+ */
+const IDENTIFIED_REFUSAL = 'the passkey could not be verified';
 
 /** WebAuthn ceremonies get five minutes. */
 export const PASSKEY_CHALLENGE_TTL = 300;
@@ -231,7 +243,8 @@ export class BiometricService {
       userVerification: 'required',
       timeout: PASSKEY_CHALLENGE_TTL * 1000,
     });
-    const challenge = await this.challenges.issue(project.id, 'passkey-signin', PASSKEY_CHALLENGE_TTL, {
+    const kind = identifier === undefined ? 'passkey-signin' : 'passkey-signin-identified';
+    const challenge = await this.challenges.issue(project.id, kind, PASSKEY_CHALLENGE_TTL, {
       userId,
       challenge: options.challenge,
     });
@@ -240,12 +253,9 @@ export class BiometricService {
 
   /** The decoy credential of an identifier with no passkey: an HMAC, so the same on every start. */
   #decoy(project: Project, identifier: string) {
-    const id = createHmac('sha256', this.decoyKey)
-      .update(`${project.id}\0${identifier}`)
-      .digest()
-      .subarray(0, DECOY_ID_BYTES)
-      .toString('base64url');
-    return { id, transports: DECOY_TRANSPORTS };
+    const digest = createHmac('sha512', this.decoyKey).update(`${project.id}\0${identifier}`).digest();
+    const length = DECOY_ID_BYTES[digest[63]! % DECOY_ID_BYTES.length]!;
+    return { id: digest.subarray(0, length).toString('base64url'), transports: DECOY_TRANSPORTS };
   }
 
   /** A `signin.failed` event of a passkey sign-in (no credential id, no identifier). */
@@ -263,7 +273,10 @@ export class BiometricService {
     const credentialId = typeof credential?.id === 'string' ? credential.id : '';
     let challenge: Challenge;
     try {
-      challenge = await this.challenges.consume(project.id, input.challenge_id, 'passkey-signin');
+      challenge = await this.challenges.consume(project.id, input.challenge_id, [
+        'passkey-signin',
+        'passkey-signin-identified',
+      ]);
     } catch (error) {
       if (error instanceof ChallengeRefused) {
         // The challenge's user (identifier-first), else the owner of the passkey presented.
@@ -283,13 +296,18 @@ export class BiometricService {
       await this.#failed(project, userId, reason);
       return error;
     };
+    // Started with an identifier: only the credentials it offered, the user's own, may finish it
+    // (none, for an identifier with no passkey), and every refusal reads the same.
+    const identified = challenge.kind === 'passkey-signin-identified';
+    const refusal = (detail: string, code?: ErrorCode) =>
+      identified ? failed(IDENTIFIED_REFUSAL) : failed(detail, code);
     if (!passkey)
       throw await fail(
         'unknown_passkey',
-        failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
+        refusal('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
-    if (challenge.user_id !== null && challenge.user_id !== passkey.user_id) {
-      throw await fail('wrong_user', failed('this passkey belongs to another account'));
+    if ((identified || challenge.user_id !== null) && challenge.user_id !== passkey.user_id) {
+      throw await fail('wrong_user', refusal('this passkey belongs to another account'));
     }
     // The signature is checked before the owner's failure budget is touched: an assertion nobody
     // but the authenticator could have made is the only thing that may spend it, so a stranger
@@ -316,11 +334,11 @@ export class BiometricService {
     } catch (error) {
       throw await fail(
         'verification_failed',
-        failed(`the passkey assertion could not be verified: ${failureReason(error)}`),
+        refusal(`the passkey assertion could not be verified: ${failureReason(error)}`),
       );
     }
     if (!verification.verified) {
-      throw await fail('verification_failed', failed('the passkey signature is not valid'));
+      throw await fail('verification_failed', refusal('the passkey signature is not valid'));
     }
     if (counterWentBack(verification.authenticationInfo.newCounter, passkey.counter)) {
       // A genuine signature with a counter not above the stored one: a cloned authenticator, or

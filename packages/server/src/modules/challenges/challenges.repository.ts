@@ -6,7 +6,9 @@ export type ChallengeKind =
   | 'device-signin'
   | 'pin-signin'
   | 'passkey-register'
-  | 'passkey-signin';
+  | 'passkey-signin'
+  /** A passkey sign-in started with an identifier: only the credentials it offered may finish it. */
+  | 'passkey-signin-identified';
 
 /** Single-use, expiring challenges of the device, PIN and passkey ceremonies. */
 export class ChallengesRepository {
@@ -18,15 +20,20 @@ export class ChallengesRepository {
 
   /**
    * Consumes a challenge in one statement: exactly one caller gets the row, and only while it
-   * is unexpired, unused, of this kind and of this project.
+   * is unexpired, unused, of one of these kinds and of this project.
    */
-  consume(projectId: string, id: string, kind: ChallengeKind, now: number): Promise<Challenge | undefined> {
+  consume(
+    projectId: string,
+    id: string,
+    kinds: readonly ChallengeKind[],
+    now: number,
+  ): Promise<Challenge | undefined> {
     return this.db.kysely
       .updateTable('challenges')
       .set({ consumed_at: now })
       .where('id', '=', id)
       .where('project_id', '=', projectId)
-      .where('kind', '=', kind)
+      .where('kind', 'in', kinds)
       .where('consumed_at', 'is', null)
       .where('expires_at', '>', now)
       .returningAll()
@@ -40,14 +47,14 @@ export class ChallengesRepository {
   async why(
     projectId: string,
     id: string,
-    kind: ChallengeKind,
+    kinds: readonly ChallengeKind[],
   ): Promise<{ reason: 'not_found' | 'used' | 'expired'; userId: string | null; deviceId: string | null }> {
     const row = await this.db.kysely
       .selectFrom('challenges')
       .select(['consumed_at', 'project_id', 'kind', 'user_id', 'device_id'])
       .where('id', '=', id)
       .executeTakeFirst();
-    if (!row || row.project_id !== projectId || row.kind !== kind)
+    if (!row || row.project_id !== projectId || !(kinds as readonly string[]).includes(row.kind))
       return { reason: 'not_found', userId: null, deviceId: null };
     return {
       reason: row.consumed_at !== null ? 'used' : 'expired',

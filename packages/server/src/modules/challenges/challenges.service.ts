@@ -55,11 +55,19 @@ export class ChallengesService {
     return challenge;
   }
 
-  /** Consumes the challenge or throws a ChallengeRefused saying whether it is unknown, used or expired. */
-  async consume(projectId: string, id: string, kind: ChallengeKind): Promise<Challenge> {
-    const row = await this.repository.consume(projectId, id, kind, this.now());
+  /**
+   * Consumes the challenge, of this kind or one of these, or throws a ChallengeRefused saying
+   * whether it is unknown, used or expired.
+   */
+  async consume(
+    projectId: string,
+    id: string,
+    kind: ChallengeKind | readonly ChallengeKind[],
+  ): Promise<Challenge> {
+    const kinds = typeof kind === 'string' ? [kind] : kind;
+    const row = await this.repository.consume(projectId, id, kinds, this.now());
     if (row) return row;
-    const { reason, userId, deviceId } = await this.repository.why(projectId, id, kind);
+    const { reason, userId, deviceId } = await this.repository.why(projectId, id, kinds);
     if (reason === 'used')
       throw new ChallengeRefused(
         ErrorCodes.challengeUsed,
