@@ -19,23 +19,62 @@ function ipv6Groups(address: string): number[] | undefined {
   return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
+/** A trusted proxy may write its client with a port: `a.b.c.d:port`, `[v6]:port` or `[v6]`. */
+function withoutPort(ip: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(ip);
+  if (bracketed) return bracketed[1]!;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(ip);
+  return v4 ? v4[1]! : ip;
+}
+
+const dotted = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/** The IPv4 address an IPv6 address stands for: IPv4-mapped, 6to4 (2002::/16), Teredo (2001::/32). */
+function embeddedIpv4(groups: number[]): string | undefined {
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return dotted(groups[6]!, groups[7]!);
+  if (groups[0] === 0x2002) return dotted(groups[1]!, groups[2]!);
+  // Teredo: the client's public address, bit-inverted, in the last 32 bits.
+  if (groups[0] === 0x2001 && groups[1] === 0) return dotted(~groups[6]! & 0xffff, ~groups[7]! & 0xffff);
+  return undefined;
+}
+
+/** Every client whose address is no IP address (a proxy's odd format, `unknown`) counts as this one. */
+export const UNRECOGNISED_NETWORK = 'unrecognised';
+
 /**
  * The network a client address stands for in per-client limits: an IPv4 address itself (an
- * IPv4-mapped IPv6 address counts as its IPv4 address), an IPv6 address's /64 (one subscriber
- * commonly holds a whole /64, so counting single IPv6 addresses would let one client multiply
- * its budget 2^64 times). Anything else is used as it is.
+ * IPv6 address that embeds one, IPv4-mapped, 6to4 or Teredo, counts as it), an IPv6 address's /64
+ * (one subscriber commonly holds a whole /64, so counting single IPv6 addresses would let one
+ * client multiply its budget 2^64 times). A port a trusted proxy wrote with the address is
+ * dropped. Anything that is still no IP address (non-canonical spellings such as `203.0.113.005`
+ * included) counts as one network, UNRECOGNISED_NETWORK: used as it was, each spelling or port
+ * would have been a network with fresh limits.
  */
 export type ClientNetwork = string;
 
-export function clientNetwork(ip: string): ClientNetwork {
+export function clientNetwork(raw: string): ClientNetwork {
+  const ip = withoutPort(raw);
   if (isIPv4(ip)) return ip;
-  if (!isIPv6(ip)) return ip;
-  const groups = ipv6Groups(ip);
-  if (!groups) return ip;
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff)
-    return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(':')}::/64`;
+  const groups = isIPv6(ip) ? ipv6Groups(ip) : undefined;
+  if (!groups) return UNRECOGNISED_NETWORK;
+  return embeddedIpv4(groups) ?? `${prefix(groups, 4)}::/64`;
 }
+
+/**
+ * The wider network an IPv6 client's /64 belongs to, its /56 (what an ISP commonly delegates to one
+ * subscriber, RFC 6177), for a second, looser per-IP window: with the /64 alone, one subscriber
+ * holding a /56 or a /48 had 256 or 65,536 networks' worth of requests. Undefined for IPv4 and
+ * for IPv6 addresses that stand for an IPv4 one.
+ */
+export function clientSite(raw: string): string | undefined {
+  const ip = withoutPort(raw);
+  const groups = isIPv6(ip) ? ipv6Groups(ip) : undefined;
+  if (!groups || embeddedIpv4(groups)) return undefined;
+  return `${prefix([...groups.slice(0, 3), groups[3]! & 0xff00], 4)}::/56`;
+}
+
+const prefix = (groups: number[], count: number) =>
+  groups
+    .slice(0, count)
+    .map((g) => g.toString(16))
+    .join(':');

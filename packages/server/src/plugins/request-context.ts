@@ -4,7 +4,7 @@ import type { RateLimit } from '../config/index.js';
 import { forbidden, tooManyRequests } from '../errors.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
-import { clientNetwork } from '../net/client-network.js';
+import { clientNetwork, clientSite } from '../net/client-network.js';
 import type { IpLimiter } from './ip-limiter.js';
 
 declare module 'fastify' {
@@ -55,11 +55,21 @@ export function requireProject(projects: ProjectsService) {
   };
 }
 
-/** preHandler counting requests per client network (IPv4 address, IPv6 /64) and route family. */
+/** How many /64s' worth of requests an IPv6 /56 may send (`clientSite`). */
+export const SITE_FACTOR = 4;
+
+/**
+ * preHandler counting requests per client network (IPv4 address, IPv6 /64) and route family; an
+ * IPv6 client's /56 is counted too, under SITE_FACTOR times the limit, so that a subscriber's
+ * many /64s do not each get the whole limit.
+ */
 export function limitPerIp(limiter: IpLimiter, scope: string, rule: RateLimit) {
+  const siteRule = { ...rule, limit: rule.limit * SITE_FACTOR };
   return async (request: FastifyRequest): Promise<void> => {
-    const result = limiter.hit(scope, clientNetwork(request.ip), rule);
-    if (!result.allowed)
-      throw tooManyRequests('too many requests from this address; slow down', result.retryAfter);
+    const network = limiter.hit(scope, clientNetwork(request.ip), rule);
+    const site = clientSite(request.ip);
+    const wide = site === undefined ? network : limiter.hit(scope, site, siteRule);
+    const refused = network.allowed ? (wide.allowed ? undefined : wide) : network;
+    if (refused) throw tooManyRequests('too many requests from this address; slow down', refused.retryAfter);
   };
 }

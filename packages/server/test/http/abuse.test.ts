@@ -40,6 +40,56 @@ eachDialect('abuse resistance', (dialect) => {
     });
   const wrong = (code: string) => (code === '000000' ? '000001' : '000000');
 
+  // Regression (outside review): behind a proxy that writes `ip:port`, each source port was a
+  // network with limits of its own, and so was each non-canonical spelling of an address.
+  describe('per-client limits behind a trusted proxy', () => {
+    test('a port, a spelling or an IPv6 /64 of one subscriber does not make a new network', async () => {
+      const limited = await startServer(dialect, {
+        env: { ...ENV, TESSERA_RATE_LIMIT_IP: '3/60' },
+        now: () => clock.t,
+      });
+      try {
+        const probe = (ip: string) =>
+          limited.request('POST', '/v1/auth/otp/complete', {
+            body: { challenge_id: 'otp_unknown', code: '123456' },
+            headers: { api_key_id: limited.project.api_key_id, 'x-forwarded-for': ip },
+          });
+        const statuses = async (ips: string[]) => {
+          const out: number[] = [];
+          for (const ip of ips) out.push((await probe(ip)).status);
+          return out;
+        };
+        assert.deepEqual(
+          await statuses(['203.0.113.5:1111', '203.0.113.5:2222', '203.0.113.5', '203.0.113.5:3333']),
+          [400, 400, 400, 429],
+        );
+        assert.deepEqual(
+          await statuses(['203.0.113.005', '0xcb.0.113.5', 'unknown', '203.0.113.05']),
+          [400, 400, 400, 429],
+        );
+        assert.deepEqual(
+          await statuses([
+            '[2001:db8:1:2::1]:443',
+            '2001:db8:1:2::2',
+            '[2001:db8:1:2::3]',
+            '2001:db8:1:2::4',
+          ]),
+          [400, 400, 400, 429],
+        );
+        // Five /64s of one /56: three requests each, but twelve (4 × 3) in all for the /56.
+        const site: string[] = [];
+        for (let i = 0; i < 5; i++) for (let j = 0; j < 3; j++) site.push(`2001:db8:5:${i}::${j + 1}`);
+        const answers = await statuses(site);
+        assert.deepEqual(answers.slice(0, 12), Array(12).fill(400));
+        assert.deepEqual(answers.slice(12), Array(3).fill(429));
+        // Another subscriber, another /56, is not held back.
+        assert.equal((await probe('2001:db8:2:1::1')).status, 400);
+      } finally {
+        await limited.close();
+      }
+    });
+  });
+
   describe('OTP: a stranger who knows only the identifier', () => {
     test('regression: two code requests and ten wrong guesses no longer lock the real user out', async () => {
       const victim = uniqueEmail('victim');
