@@ -90,6 +90,44 @@ eachDialect('abuse resistance', (dialect) => {
     });
   });
 
+  // Regression (outside review): each junk request naming an unknown device or challenge stored a
+  // signin.failed event (kept a year, sent to every webhook): one address wrote ~180 a minute.
+  test('junk sign-ins naming nothing store at most 60 events a project minute; the metrics count all', async () => {
+    clock.t = Math.ceil(clock.t / 60_000) * 60_000 + 1000;
+    const stored = async () =>
+      (
+        await server.storage.db.kysely
+          .selectFrom('audit_events')
+          .select('id')
+          .where('project_id', '=', server.project.project_id)
+          .where('type', '=', 'signin.failed')
+          .execute()
+      ).length;
+    const junk = (i: number) =>
+      server.request('POST', i % 2 ? '/v1/auth/device/start' : '/v1/auth/pin/complete', {
+        body:
+          i % 2
+            ? { device_id: `dev_junk${i}` }
+            : { challenge_id: `ch_junk${i}`, signature: 'AA', pin: '1234' },
+        headers: from(ATTACKER),
+      });
+    const failuresCounted = async () => {
+      const { values } = await server.ctx.metrics.signIns.get();
+      return values.filter((v) => v.labels.outcome === 'failure').reduce((sum, v) => sum + v.value, 0);
+    };
+    const before = await stored();
+    const countedBefore = await failuresCounted();
+    for (let i = 0; i < 70; i++) assert.equal((await junk(i)).status, 400);
+    await server.ctx.audit.drain();
+    assert.equal((await stored()) - before, 60);
+    assert.equal((await failuresCounted()) - countedBefore, 70);
+    // A new minute stores them again.
+    clock.t += 60_000;
+    assert.equal((await junk(1)).status, 400);
+    await server.ctx.audit.drain();
+    assert.equal((await stored()) - before, 61);
+  });
+
   describe('OTP: a stranger who knows only the identifier', () => {
     test('regression: two code requests and ten wrong guesses no longer lock the real user out', async () => {
       const victim = uniqueEmail('victim');

@@ -169,6 +169,15 @@ export class AuditLog {
     await together(this.db.kysely, writes);
   }
 
+  /**
+   * Tells the subscribers (the metrics) of an event without storing it or queueing its webhooks:
+   * for what strangers can cause at will and that names nothing of the project's (see
+   * SignInService.recordFailure).
+   */
+  observe(event: AuditEvent): void {
+    this.#notify(this.#stamp(event));
+  }
+
   /** Waits for every event being recorded (shutdown). */
   async drain(): Promise<void> {
     await Promise.all(this.#inFlight);

@@ -54,6 +54,14 @@ export interface SignInDeps {
   now: () => number;
 }
 
+/**
+ * Device, PIN and passkey failures naming no user and no device stored per project and minute, on
+ * each instance; past it they are counted by the metrics only.
+ */
+export const ANONYMOUS_FAILURES_PER_MINUTE = 60;
+/** Projects whose anonymous failures are counted at once before the counts start over. */
+const MAX_ANONYMOUS_PROJECTS = 10_000;
+
 /** Why a sign-in was refused, as the `signin.failed` event records it (no secrets, no identifier). */
 export interface SignInFailure {
   method: AuthMethod;
@@ -68,6 +76,9 @@ export interface SignInFailure {
  * were asked for. Failures are recorded through the same place.
  */
 export class SignInService {
+  /** Anonymous failures stored per project in the current minute (`recordFailure`). */
+  readonly #anonymous = new Map<string, { minute: number; stored: number }>();
+
   constructor(private readonly deps: SignInDeps) {}
 
   async complete(
@@ -166,7 +177,7 @@ export class SignInService {
 
   /** Records a refused sign-in (`signin.failed`). */
   recordFailure(project: Project, failure: SignInFailure): Promise<void> {
-    return this.deps.audit.record({
+    const event: AuditEvent = {
       projectId: project.id,
       userId: failure.userId ?? null,
       type: 'signin.failed',
@@ -175,6 +186,30 @@ export class SignInService {
         reason: failure.reason,
         ...(failure.deviceId ? { device_id: failure.deviceId } : {}),
       },
-    });
+    };
+    // A device, PIN or passkey failure that names no user and no device (an unknown device,
+    // challenge or credential) can be sent at will by anyone: each stored one is kept a year and
+    // sent to every webhook, so one address wrote thousands of events an hour. Past
+    // ANONYMOUS_FAILURES_PER_MINUTE of them in a project's minute, they are counted by the
+    // metrics only. OTP failures name no user either, but each is a guess at a real challenge,
+    // bounded by the guess budgets: always stored.
+    if (failure.method !== 'OTP' && !failure.userId && !failure.deviceId && !this.#admitAnonymous(project)) {
+      this.deps.audit.observe(event);
+      return Promise.resolve();
+    }
+    return this.deps.audit.record(event);
+  }
+
+  /** Counts an anonymous failure in its project's current minute: whether it may be stored. */
+  #admitAnonymous(project: Project): boolean {
+    const minute = Math.floor(this.deps.now() / 60_000);
+    let count = this.#anonymous.get(project.id);
+    if (count === undefined || count.minute !== minute) {
+      // Only the current minute's projects are kept: the map stays as small as one minute's flood.
+      if (count === undefined && this.#anonymous.size >= MAX_ANONYMOUS_PROJECTS) this.#anonymous.clear();
+      count = { minute, stored: 0 };
+      this.#anonymous.set(project.id, count);
+    }
+    return ++count.stored <= ANONYMOUS_FAILURES_PER_MINUTE;
   }
 }
