@@ -1,4 +1,4 @@
-import type { onRouteHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { onRequestAsyncHookHandler, onRouteHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
@@ -108,7 +108,7 @@ export interface AppContext {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
     integrator: preHandlerAsyncHookHandler;
-    ipLimit(scope: string): preHandlerAsyncHookHandler;
+    ipLimit(scope: string): onRequestAsyncHookHandler;
   };
 }
 

@@ -1,5 +1,5 @@
 import { ErrorCodes } from '@tessera/core';
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { RateLimit } from '../config/index.js';
 import { forbidden, tooManyRequests } from '../errors.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
@@ -20,8 +20,11 @@ export interface AppHooks {
   project: preHandlerAsyncHookHandler;
   /** `Authorization: Bearer <access token>` of a user of the project (`request.auth`). */
   bearer: preHandlerAsyncHookHandler;
-  /** Counts requests per client IP under `scope` (one scope per endpoint family). */
-  ipLimit(scope: string): preHandlerAsyncHookHandler;
+  /**
+   * Counts requests per client IP under `scope` (one scope per endpoint family). An `onRequest`
+   * hook: counted before the body is read, so bodies that fail to parse or validate count too.
+   */
+  ipLimit(scope: string): onRequestAsyncHookHandler;
 }
 
 /**
@@ -59,7 +62,7 @@ export function requireProject(projects: ProjectsService) {
 export const SITE_FACTOR = 4;
 
 /**
- * preHandler counting requests per client network (IPv4 address, IPv6 /64) and route family; an
+ * onRequest hook counting requests per client network (IPv4 address, IPv6 /64) and route family; an
  * IPv6 client's /56 is counted too, under SITE_FACTOR times the limit, so that a subscriber's
  * many /64s do not each get the whole limit.
  */

@@ -84,6 +84,21 @@ eachDialect('abuse resistance', (dialect) => {
         assert.deepEqual(answers.slice(12), Array(3).fill(429));
         // Another subscriber, another /56, is not held back.
         assert.equal((await probe('2001:db8:2:1::1')).status, 400);
+        // Bodies that fail to parse or validate count too: the limit is counted before the body
+        // is read (they were refused as 400s without ever being counted).
+        const bad = (raw: string) =>
+          limited.request('POST', '/v1/auth/otp/start', {
+            raw,
+            headers: {
+              api_key_id: limited.project.api_key_id,
+              'x-forwarded-for': '198.51.100.99',
+              'content-type': 'application/json',
+            },
+          });
+        assert.equal((await bad('{"identifier":')).status, 400);
+        assert.equal((await bad('{"identifier":["x"]}')).status, 400);
+        assert.equal((await bad('{"locale":[[[[[]]]]]}')).status, 400);
+        assert.equal((await bad('{"identifier":"ada@example.com"}')).status, 429);
       } finally {
         await limited.close();
       }

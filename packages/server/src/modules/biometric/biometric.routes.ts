@@ -21,8 +21,8 @@ export function biometricRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { biometric, hooks } = deps;
   return async (app) => {
-    const bearer = [hooks.ipLimit('passkeys'), hooks.bearer];
-    const signIn = [hooks.ipLimit('passkey-signin'), hooks.project];
+    const bearer = { onRequest: hooks.ipLimit('passkeys'), preHandler: hooks.bearer };
+    const signIn = { onRequest: hooks.ipLimit('passkey-signin'), preHandler: hooks.project };
 
     app.post(
       '/v1/biometrics/register/start',
@@ -34,7 +34,7 @@ export function biometricRoutes(deps: {
           security: user,
           response: { 200: Type.Ref(PasskeyCeremony) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => biometric.registrationOptions(request.auth),
     );
@@ -53,7 +53,7 @@ export function biometricRoutes(deps: {
           }),
           response: { 201: Type.Ref(Passkey) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request, reply) => reply.code(201).send(await biometric.register(request.auth, request.body)),
     );
@@ -67,7 +67,7 @@ export function biometricRoutes(deps: {
           security: user,
           response: { 200: ListOf('passkeys', Type.Ref(Passkey)) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => ({
         passkeys: await biometric.list(request.auth.user.id),
@@ -84,7 +84,7 @@ export function biometricRoutes(deps: {
           params: Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1024 }) }),
           response: { 204: NoContent },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request, reply) => {
         await biometric.remove(request.auth.project.id, request.auth.user.id, request.params.passkey_id);
@@ -105,7 +105,7 @@ export function biometricRoutes(deps: {
           ),
           response: { 200: Type.Ref(PasskeyCeremony) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) => biometric.authenticationOptions(request.project, request.body?.identifier),
     );
@@ -124,7 +124,7 @@ export function biometricRoutes(deps: {
           }),
           response: { 200: Type.Ref(SignInResult) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) => biometric.signIn(request.project, request.body),
     );

@@ -26,8 +26,8 @@ export function deviceRoutes({
   hooks: AppHooks;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const bearer = [hooks.ipLimit('devices'), hooks.bearer];
-    const signIn = [hooks.ipLimit('device'), hooks.project];
+    const bearer = { onRequest: hooks.ipLimit('devices'), preHandler: hooks.bearer };
+    const signIn = { onRequest: hooks.ipLimit('device'), preHandler: hooks.project };
 
     // Registration and management by the signed-in user.
     app.post(
@@ -40,7 +40,7 @@ export function deviceRoutes({
           security: user,
           response: { 200: Type.Ref(DeviceChallenge) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => devices.registrationChallenge(request.auth),
     );
@@ -55,7 +55,7 @@ export function deviceRoutes({
           body: Register,
           response: { 201: Type.Ref(Device) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request, reply) => reply.code(201).send(await devices.register(request.auth, request.body)),
     );
@@ -69,7 +69,7 @@ export function deviceRoutes({
           security: user,
           response: { 200: ListOf('devices', Type.Ref(Device)) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => ({
         devices: await devices.list(request.auth.user.id),
@@ -87,7 +87,7 @@ export function deviceRoutes({
           body: Type.Object({ name: Type.String({ maxLength: 100 }) }),
           response: { 200: Type.Ref(Device) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => devices.rename(request.auth.user.id, request.params.device_id, request.body.name),
     );
@@ -102,7 +102,7 @@ export function deviceRoutes({
           params: Type.Object({ device_id: Id }),
           response: { 204: NoContent },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request, reply) => {
         await devices.remove(request.auth.project.id, request.auth.user.id, request.params.device_id);
@@ -122,7 +122,7 @@ export function deviceRoutes({
           body: Type.Object({ device_id: Id }),
           response: { 200: Type.Ref(DeviceChallenge) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) => devices.signInChallenge(request.project, request.body.device_id, 'device-signin'),
     );
@@ -141,7 +141,7 @@ export function deviceRoutes({
           }),
           response: { 200: Type.Ref(SignInResult) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) =>
         devices.signIn(

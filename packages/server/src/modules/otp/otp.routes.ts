@@ -31,7 +31,7 @@ const tags = ['sign-in'];
 
 export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const preHandler = [hooks.ipLimit('otp'), hooks.project];
+    const guarded = { onRequest: hooks.ipLimit('otp'), preHandler: hooks.project };
     app.post(
       '/v1/auth/otp/start',
       {
@@ -43,7 +43,7 @@ export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }):
           body: Start,
           response: { 200: Started },
         },
-        preHandler,
+        ...guarded,
       },
       async (request) =>
         otp.start(
@@ -68,7 +68,7 @@ export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }):
           body: Complete,
           response: { 200: Type.Ref(SignInResult) },
         },
-        preHandler,
+        ...guarded,
       },
       async (request) =>
         otp.complete(

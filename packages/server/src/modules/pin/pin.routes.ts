@@ -25,8 +25,8 @@ export function pinRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { pin, devices, hooks } = deps;
   return async (app) => {
-    const bearer = [hooks.ipLimit('pin'), hooks.bearer];
-    const signIn = [hooks.ipLimit('pin-signin'), hooks.project];
+    const bearer = { onRequest: hooks.ipLimit('pin'), preHandler: hooks.bearer };
+    const signIn = { onRequest: hooks.ipLimit('pin-signin'), preHandler: hooks.project };
 
     app.get(
       '/v1/pin',
@@ -38,7 +38,7 @@ export function pinRoutes(deps: {
           security: user,
           response: { 200: Status },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => pin.status(request.auth.user.id),
     );
@@ -53,7 +53,7 @@ export function pinRoutes(deps: {
           body: Type.Object({ pin: Pin, current_pin: Type.Optional(Pin) }),
           response: { 200: Type.Object({ pin_set: Type.Literal(true) }) },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request) => pin.set(request.auth, request.body.pin, request.body.current_pin),
     );
@@ -68,7 +68,7 @@ export function pinRoutes(deps: {
           body: Type.Optional(Type.Object({ current_pin: Type.Optional(Pin) })),
           response: { 204: NoContent },
         },
-        preHandler: bearer,
+        ...bearer,
       },
       async (request, reply) => {
         await pin.remove(request.auth, request.body?.current_pin);
@@ -87,7 +87,7 @@ export function pinRoutes(deps: {
           body: Type.Object({ device_id: Id }),
           response: { 200: Type.Ref(DeviceChallenge) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) => devices.signInChallenge(request.project, request.body.device_id, 'pin-signin'),
     );
@@ -107,7 +107,7 @@ export function pinRoutes(deps: {
           }),
           response: { 200: Type.Ref(SignInResult) },
         },
-        preHandler: signIn,
+        ...signIn,
       },
       async (request) => pin.signIn(request.project, request.body),
     );

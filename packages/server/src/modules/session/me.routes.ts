@@ -20,7 +20,7 @@ export interface MeRoutesDeps {
 /** The signed-in user's own account: sign out everywhere (or on the other devices). */
 export function meRoutes({ signOut, stepUp, hooks }: MeRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const preHandler = [hooks.ipLimit('me'), hooks.bearer];
+    const guarded = { onRequest: hooks.ipLimit('me'), preHandler: hooks.bearer };
     app.post(
       '/v1/me/sessions/revoke',
       {
@@ -32,7 +32,7 @@ export function meRoutes({ signOut, stepUp, hooks }: MeRoutesDeps): FastifyPlugi
           body: SignOut,
           response: { 200: SignedOut },
         },
-        preHandler,
+        ...guarded,
       },
       async (request) => {
         const forgetDevices = request.body.forget_devices === true;

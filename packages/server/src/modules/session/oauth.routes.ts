@@ -41,7 +41,7 @@ export interface OAuthRoutesDeps {
 /** The OAuth endpoints apps call, from browsers too: refresh grant, RFC 7009 revocation, userinfo. */
 export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const preHandler = [hooks.ipLimit('oauth'), hooks.client];
+    const guarded = { onRequest: hooks.ipLimit('oauth'), preHandler: hooks.client };
 
     app.post(
       '/oauth/token',
@@ -55,7 +55,7 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
           body: TokenBody,
           response: { 200: Type.Ref(TokenBundle) },
         },
-        preHandler,
+        ...guarded,
       },
       async (request, reply) => {
         const { grant_type, refresh_token } = request.body;
@@ -88,7 +88,7 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
           body: RevokeBody,
           response: { 200: Type.Object({}) },
         },
-        preHandler,
+        ...guarded,
       },
       async (request, reply) => {
         const outcome = await session.revokeToken(request.client.api_key_id, request.body.token);
