@@ -141,6 +141,22 @@ describe('normaliseIdentifier: e-mail addresses', () => {
       ['a.d.a+spam@googlemail.com', 'ada@gmail.com'],
       ['a.da@mail.gmail.com', 'a.da@mail.gmail.com'],
       ['...@gmail.com', '...@gmail.com'],
+      // One provider's domains, as documented: iCloud, Proton, Yandex (dots and hyphens ignored).
+      ['ada@me.com', 'ada@icloud.com'],
+      ['ada+x@mac.com', 'ada@icloud.com'],
+      ['a.da@me.com', 'a.da@icloud.com'],
+      ['ada@pm.me', 'ada@proton.me'],
+      ['ada@protonmail.com', 'ada@proton.me'],
+      ['ada@protonmail.ch', 'ada@proton.me'],
+      ['ivan.petrov@yandex.ru', 'ivanpetrov@yandex.ru'],
+      ['ivan-petrov@ya.ru', 'ivanpetrov@yandex.ru'],
+      ['Ivan.Petrov+x@yandex.com', 'ivanpetrov@yandex.ru'],
+      // Fastmail's subdomain addressing: anything@user.fastmail.com is user@fastmail.com.
+      ['x0@ada.fastmail.com', 'ada@fastmail.com'],
+      ['ada+x@fastmail.com', 'ada@fastmail.com'],
+      ['x@ada.fastmail.fm', 'ada@fastmail.fm'],
+      ['x@a.b.fastmail.com', 'x@a.b.fastmail.com'],
+      ['x@evilfastmail.com', 'x@evilfastmail.com'],
     ];
     for (const [raw, mailbox] of cases) assert.equal(normaliseIdentifier(raw).mailbox, mailbox, raw);
     // The identifier itself keeps the tag and the dots: they are how the mail is addressed.

@@ -29,21 +29,45 @@ const EMAIL =
  */
 const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}\p{Default_Ignorable_Code_Point}]/u;
 
-/** Mail providers that ignore dots in the local part (one mailbox for every spelling). */
-const DOTLESS_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
+/**
+ * Domains one provider delivers to the same inbox, by the name they count as, as the providers
+ * document them: an address at one is an address at all of them.
+ */
+const SAME_INBOX: Record<string, string> = {
+  'googlemail.com': 'gmail.com',
+  'me.com': 'icloud.com',
+  'mac.com': 'icloud.com',
+  'protonmail.com': 'proton.me',
+  'protonmail.ch': 'proton.me',
+  'pm.me': 'proton.me',
+  'ya.ru': 'yandex.ru',
+  'yandex.com': 'yandex.ru',
+  'yandex.by': 'yandex.ru',
+  'yandex.kz': 'yandex.ru',
+  'yandex.ua': 'yandex.ru',
+};
+
+/** Providers whose logins ignore these characters in the local part (one inbox for every spelling). */
+const IGNORED_IN_LOCAL: Record<string, RegExp> = { 'gmail.com': /\./g, 'yandex.ru': /[.-]/g };
+
+/** Providers with subdomain addressing: `anything@user.fastmail.com` reaches `user@fastmail.com`. */
+const SUBDOMAIN_ADDRESSING = ['fastmail.com', 'fastmail.fm'];
 
 /** The mailbox a lower-cased address reaches (see {@link Identifier.mailbox}). */
 function mailboxOf(email: string): string {
   const at = email.lastIndexOf('@');
   let local = email.slice(0, at);
   let domain = email.slice(at + 1);
+  for (const provider of SUBDOMAIN_ADDRESSING) {
+    const user = domain.endsWith(`.${provider}`) ? domain.slice(0, -provider.length - 1) : '';
+    if (user && !user.includes('.')) [local, domain] = [user, provider];
+  }
+  domain = SAME_INBOX[domain] ?? domain;
   const plus = local.indexOf('+');
   // A local part that is only a tag ("+x@") is kept as it is.
   if (plus > 0) local = local.slice(0, plus);
-  if (DOTLESS_DOMAINS.has(domain)) {
-    local = local.replaceAll('.', '') || local;
-    domain = 'gmail.com';
-  }
+  const ignored = IGNORED_IN_LOCAL[domain];
+  if (ignored) local = local.replace(ignored, '') || local;
   return `${local}@${domain}`;
 }
 
