@@ -1,7 +1,12 @@
 import { InvalidArgumentError } from 'commander';
 import { TesseraError } from '../errors.js';
 import { parseCountryList } from '../modules/otp/sms-countries.js';
-import { normaliseName, normaliseOrigin, normaliseRpId } from '../modules/projects/project-settings.js';
+import {
+  normaliseName,
+  normaliseOrigin,
+  normaliseRpId,
+  originOf,
+} from '../modules/projects/project-settings.js';
 
 /**
  * Argument parsers of the `tessera` commands. Each refuses a bad value before anything is opened,
@@ -47,6 +52,8 @@ export const rotationDelayArg = wholeNumber('the delay in seconds', 0, MAX_ROTAT
 export const workersArg = wholeNumber('the number of workers', 1, 256);
 export const nameArg = checked(normaliseName);
 export const originArg = checked(normaliseOrigin);
+/** An origin to remove: as stored, so that one an earlier version accepted can still be removed. */
+export const storedOriginArg = checked(originOf);
 export const rpIdArg = checked(normaliseRpId);
 
 /** `--sms-countries US,CA`: ISO country codes, `*` for all, '' for none. */

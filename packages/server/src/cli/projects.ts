@@ -4,7 +4,15 @@ import { MAX_TEMPLATES_BYTES } from '../modules/otp/delivery/templates/validate.
 import { type Project, projectView } from '../modules/projects/project.js';
 import { ProjectsRepository } from '../modules/projects/projects.repository.js';
 import { ProjectsService } from '../modules/projects/projects.service.js';
-import { nameArg, originArg, repeatable, rpIdArg, smsCountriesArg, UsageError } from './args.js';
+import {
+  nameArg,
+  originArg,
+  repeatable,
+  rpIdArg,
+  smsCountriesArg,
+  storedOriginArg,
+  UsageError,
+} from './args.js';
 import { auditLog, withRuntime } from './runtime.js';
 
 const service = (runtime: { db: ConstructorParameters<typeof ProjectsRepository>[0] }) =>
@@ -152,7 +160,7 @@ export function projectCommands(program: Command): void {
     .option('--name <name>', 'new name (unique)', nameArg)
     .option('--origin <url...>', 'replace the allowed origins with these (repeatable)', repeatable(originArg))
     .option('--add-origin <url...>', 'allow another origin (repeatable)', repeatable(originArg))
-    .option('--remove-origin <url...>', 'stop allowing an origin (repeatable)', repeatable(originArg))
+    .option('--remove-origin <url...>', 'stop allowing an origin (repeatable)', repeatable(storedOriginArg))
     .option('--rp-id <id>', 'WebAuthn relying-party id (passkeys made for the old one stop working)', rpIdArg)
     .option('--numeric-auth-time', 'emit auth_time as a number in ID tokens')
     .option('--no-numeric-auth-time', 'emit auth_time as a string of digits (the specification’s form)')

@@ -19,7 +19,15 @@ function ipv6Groups(address: string): number[] | undefined {
   return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
-/** A trusted proxy may write its client with a port: `a.b.c.d:port`, `[v6]:port` or `[v6]`. */
+/**
+ * A client's address without the port a trusted proxy may write with it (`a.b.c.d:port`,
+ * `[v6]:port`, `[v6]`): what a refresh token's client fingerprint and a CAPTCHA verifier get, so
+ * that two connections of one client are one client.
+ */
+export function clientAddress(ip: string): string {
+  return withoutPort(ip);
+}
+
 function withoutPort(ip: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(ip);
   if (bracketed) return bracketed[1]!;

@@ -70,9 +70,13 @@ export function limitPerIp(limiter: IpLimiter, scope: string, rule: RateLimit) {
   const siteRule = { ...rule, limit: rule.limit * SITE_FACTOR };
   return async (request: FastifyRequest): Promise<void> => {
     const network = limiter.hit(scope, clientNetwork(request.ip), rule);
+    if (!network.allowed)
+      throw tooManyRequests('too many requests from this address; slow down', network.retryAfter);
+    // Only what its /64 allowed counts against the /56: a /64 that keeps going once refused does
+    // not use up its neighbours' share.
     const site = clientSite(request.ip);
-    const wide = site === undefined ? network : limiter.hit(scope, site, siteRule);
-    const refused = network.allowed ? (wide.allowed ? undefined : wide) : network;
-    if (refused) throw tooManyRequests('too many requests from this address; slow down', refused.retryAfter);
+    const wide = site === undefined ? undefined : limiter.hit(scope, site, siteRule);
+    if (wide && !wide.allowed)
+      throw tooManyRequests('too many requests from this address; slow down', wide.retryAfter);
   };
 }

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import {
+  basicAuth,
   freePort,
   RELAXED_LIMITS,
   startServer,
@@ -428,6 +429,12 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
       getOAuthToken: true,
     };
     const complete = () => server.request('POST', '/v1/auth/otp/complete', { body, headers });
+    // A webhook taking user.created: the event is then stored on its own, before the session.
+    const hook = await server.request('POST', '/v1/webhooks', {
+      body: { url: 'http://127.0.0.1:9/hook', event_types: ['user.created'] },
+      headers: { authorization: basicAuth(server.project) },
+    });
+    assert.equal(hook.status, 201, hook.text);
 
     // The code's statement (challenge, budgets, user) commits; the session's then times out.
     await suite.lock('lock table sessions in access exclusive mode');

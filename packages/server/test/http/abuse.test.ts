@@ -76,12 +76,15 @@ eachDialect('abuse resistance', (dialect) => {
           ]),
           [400, 400, 400, 429],
         );
-        // Five /64s of one /56: three requests each, but twelve (4 × 3) in all for the /56.
+        // Five /64s of one /56: three requests each, but twelve (4 × 3) in all for the /56. What a
+        // /64 sends once refused does not count against its /56 (its neighbours' share).
         const site: string[] = [];
-        for (let i = 0; i < 5; i++) for (let j = 0; j < 3; j++) site.push(`2001:db8:5:${i}::${j + 1}`);
+        for (let j = 0; j < 6; j++) site.push(`2001:db8:5:0::${j + 1}`);
+        for (let i = 1; i < 5; i++) for (let j = 0; j < 3; j++) site.push(`2001:db8:5:${i}::${j + 1}`);
         const answers = await statuses(site);
-        assert.deepEqual(answers.slice(0, 12), Array(12).fill(400));
-        assert.deepEqual(answers.slice(12), Array(3).fill(429));
+        assert.deepEqual(answers.slice(0, 6), [400, 400, 400, 429, 429, 429]);
+        assert.deepEqual(answers.slice(6, 15), Array(9).fill(400));
+        assert.deepEqual(answers.slice(15), Array(3).fill(429));
         // Another subscriber, another /56, is not held back.
         assert.equal((await probe('2001:db8:2:1::1')).status, 400);
         // Bodies that fail to parse or validate count too: the limit is counted before the body
@@ -105,10 +108,30 @@ eachDialect('abuse resistance', (dialect) => {
     });
   });
 
+  // Regression (outside review): the refresh client fingerprint took the proxy's `ip:port`, so a
+  // retry of one client on another connection looked like another client reusing the token.
+  test('a refresh retried on another connection of the same client gets the grace answer', async () => {
+    const bundle = await server.signIn(uniqueEmail('ports'));
+    const grant = (ip: string) =>
+      server.request('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: bundle.refresh_token,
+          client_id: server.project.api_key_id,
+        },
+        headers: { 'x-forwarded-for': ip, 'user-agent': 'tab/1' },
+      });
+    const first = await grant('203.0.113.77:40001');
+    assert.equal(first.status, 200, first.text);
+    const retried = await grant('203.0.113.77:40002');
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.body.refresh_token, first.body.refresh_token);
+  });
+
   // Regression (outside review): each junk request naming an unknown device or challenge stored a
   // signin.failed event (kept a year, sent to every webhook): one address wrote ~180 a minute.
   test('junk sign-ins naming nothing store at most 60 events a project minute; the metrics count all', async () => {
-    clock.t = Math.ceil(clock.t / 60_000) * 60_000 + 1000;
+    clock.t = (Math.floor(clock.t / 60_000) + 1) * 60_000 + 1000;
     const stored = async () =>
       (
         await server.storage.db.kysely

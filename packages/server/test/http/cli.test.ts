@@ -346,6 +346,24 @@ describe('tessera CLI', () => {
     ]);
     assert.deepEqual([back.numeric_auth_time, back.origins], [false, ['https://acme.example']]);
     assertOneLineError(await run(['projects', 'update', 'acme-shop'], env), 2, /nothing to change/);
+    // An origin no browser could be on is refused, but one an earlier version stored is removable.
+    assertOneLineError(
+      await run(['projects', 'update', 'acme-shop', '--add-origin', 'https://a..b'], env),
+      2,
+      /does not name a host/,
+    );
+    const db = await connect(env.TESSERA_DATABASE_URL!);
+    try {
+      await db.kysely
+        .updateTable('projects')
+        .set({ origins: JSON.stringify(['https://acme.example', 'https://a..b']) })
+        .where('api_key_id', '=', created.api_key_id)
+        .execute();
+    } finally {
+      await db.close();
+    }
+    const cleaned = await json(['projects', 'update', 'acme-shop', '--remove-origin', 'https://a..b']);
+    assert.deepEqual(cleaned.origins, ['https://acme.example']);
     assertOneLineError(
       await run(['projects', 'update', 'acme-shop', '--remove-origin', 'https://nope.example'], env),
       2,

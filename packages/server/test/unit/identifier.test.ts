@@ -122,6 +122,20 @@ describe('normaliseIdentifier: e-mail addresses', () => {
     assertRefused('ad\u200ba@example.com', /invisible/);
   });
 
+  test('the joiners Persian and Indic spellings need are accepted after their letters, not after ASCII', () => {
+    // Persian: "mi" + ZWNJ + "khaham"; Devanagari: KSSA with a visible virama (virama + ZWNJ), and
+    // a half form (virama + ZWJ).
+    for (const local of [
+      '\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645',
+      '\u0915\u094d\u200c\u0937',
+      '\u0915\u094d\u200d\u0937',
+    ])
+      assert.equal(normaliseIdentifier(`${local}@example.com`).value, `${local}@example.com`);
+    assertRefused('ada\u200c@example.com', /invisible/);
+    assertRefused('\u200dada@example.com', /invisible/);
+    assertRefused('a\u200db@example.com', /invisible/);
+  });
+
   test('an accented letter typed as one code point or as two is one address (NFC)', () => {
     const composed = normaliseIdentifier('jos\u00e9@example.com');
     const decomposed = normaliseIdentifier('jose\u0301@example.com');
@@ -148,9 +162,10 @@ describe('normaliseIdentifier: e-mail addresses', () => {
       ['ada@pm.me', 'ada@proton.me'],
       ['ada@protonmail.com', 'ada@proton.me'],
       ['ada@protonmail.ch', 'ada@proton.me'],
-      ['ivan.petrov@yandex.ru', 'ivanpetrov@yandex.ru'],
-      ['ivan-petrov@ya.ru', 'ivanpetrov@yandex.ru'],
-      ['Ivan.Petrov+x@yandex.com', 'ivanpetrov@yandex.ru'],
+      ['ivan.petrov@yandex.ru', 'ivan.petrov@yandex.ru'],
+      ['ivan-petrov@ya.ru', 'ivan.petrov@yandex.ru'],
+      ['Ivan-Petrov+x@yandex.com', 'ivan.petrov@yandex.ru'],
+      ['ivanpetrov@yandex.ru', 'ivanpetrov@yandex.ru'],
       // Fastmail's subdomain addressing: anything@user.fastmail.com is user@fastmail.com.
       ['x0@ada.fastmail.com', 'ada@fastmail.com'],
       ['ada+x@fastmail.com', 'ada@fastmail.com'],

@@ -64,5 +64,6 @@ test('phone numbers still normalise through the lazily loaded library', () => {
     value: '+33612345678',
     type: 'phone',
     channel: 'sms',
+    mailbox: '+33612345678',
   });
 });

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
-import type { RecordedEvent, StoredEvent } from './events.js';
+import type { AuditEventType, RecordedEvent, StoredEvent } from './events.js';
 
 /** An event's columns in insert order: id, project, user, type, data (JSON), ip, time. */
 export type EventColumns = [
@@ -140,4 +140,22 @@ export async function page(
 /** Deletes events older than `before` in bounded batches, through the created_at index. */
 export async function prune(db: Kysely<Database>, before: number): Promise<void> {
   await deleteInBatches(db, 'audit_events', 'id', 'created_at', before);
+}
+
+/** Whether an event of this type naming this user is stored (through the project–user index). */
+export async function has(
+  db: Kysely<Database>,
+  projectId: string,
+  userId: string,
+  type: AuditEventType,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('audit_events')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .where('type', '=', type)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -178,6 +178,11 @@ export class AuditLog {
     this.#notify(this.#stamp(event));
   }
 
+  /** Whether an event of this type naming this user is stored (an indexed read). */
+  has(projectId: string, userId: string, type: AuditEventType): Promise<boolean> {
+    return auditRepository.has(this.db.kysely, projectId, userId, type);
+  }
+
   /** Waits for every event being recorded (shutdown). */
   async drain(): Promise<void> {
     await Promise.all(this.#inFlight);

@@ -225,7 +225,7 @@ export class BiometricService {
       );
       const user = await this.users.findByIdentifier(project.id, normalised);
       if (!limit.allowed) {
-        if (user) await this.#failed(project, user.id, ErrorCodes.rateLimited);
+        if (user) this.#failed(project, user.id, ErrorCodes.rateLimited);
         throw tooManyRequests('too many sign-in attempts for this user; try again later', limit.retryAfter);
       }
       if (user) {
@@ -258,9 +258,14 @@ export class BiometricService {
     return { id: digest.subarray(0, length).toString('base64url'), transports: DECOY_TRANSPORTS };
   }
 
-  /** A `signin.failed` event of a passkey sign-in (no credential id, no identifier). */
-  #failed(project: Project, userId: string | null, reason: string): Promise<void> {
-    return this.signInService.recordFailure(project, { method: 'BIOMETRIC', reason, userId });
+  /**
+   * A `signin.failed` event of a passkey sign-in (no credential id, no identifier), recorded
+   * without waiting: a refusal takes as long whether the event names a user (stored) or no one (at
+   * times only counted), so its timing does not tell who has an account. The audit log logs what
+   * fails and waits for what is in flight at shutdown.
+   */
+  #failed(project: Project, userId: string | null, reason: string): void {
+    void this.signInService.recordFailure(project, { method: 'BIOMETRIC', reason, userId });
   }
 
   async signIn(
@@ -284,7 +289,7 @@ export class BiometricService {
           error.userId ??
           (credentialId ? (await this.passkeys.find(project.id, credentialId))?.user_id : undefined) ??
           null;
-        await this.#failed(project, owner, error.reason);
+        this.#failed(project, owner, error.reason);
       }
       throw error;
     }
@@ -292,8 +297,8 @@ export class BiometricService {
     // A failure is the passkey owner's event when the passkey is known: in a discoverable
     // sign-in the challenge names no user, yet the integrator must see failures per user.
     const userId = challenge.user_id ?? passkey?.user_id ?? null;
-    const fail = async (reason: string, error: TesseraError) => {
-      await this.#failed(project, userId, reason);
+    const fail = (reason: string, error: TesseraError) => {
+      this.#failed(project, userId, reason);
       return error;
     };
     // Started with an identifier: only the credentials it offered, the user's own, may finish it
@@ -302,12 +307,12 @@ export class BiometricService {
     const refusal = (detail: string, code?: ErrorCode) =>
       identified ? failed(IDENTIFIED_REFUSAL) : failed(detail, code);
     if (!passkey)
-      throw await fail(
+      throw fail(
         'unknown_passkey',
         refusal('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
     if ((identified || challenge.user_id !== null) && challenge.user_id !== passkey.user_id) {
-      throw await fail('wrong_user', refusal('this passkey belongs to another account'));
+      throw fail('wrong_user', refusal('this passkey belongs to another account'));
     }
     // The signature is checked before the owner's failure budget is touched: an assertion nobody
     // but the authenticator could have made is the only thing that may spend it, so a stranger
@@ -332,18 +337,18 @@ export class BiometricService {
         requireUserVerification: false,
       });
     } catch (error) {
-      throw await fail(
+      throw fail(
         'verification_failed',
         refusal(`the passkey assertion could not be verified: ${failureReason(error)}`),
       );
     }
     if (!verification.verified) {
-      throw await fail('verification_failed', refusal('the passkey signature is not valid'));
+      throw fail('verification_failed', refusal('the passkey signature is not valid'));
     }
     if (counterWentBack(verification.authenticationInfo.newCounter, passkey.counter)) {
       // A genuine signature with a counter not above the stored one: a cloned authenticator, or
       // an old assertion. Refused like a failed verification, without spending the budget.
-      throw await fail(
+      throw fail(
         'verification_failed',
         failed("the passkey's signature counter did not advance (a cloned authenticator?)"),
       );
@@ -353,7 +358,7 @@ export class BiometricService {
     const failures = `${project.id}\0${passkey.user_id}`;
     const budget = await this.limits.limiter.hit('passkey-signin-failure', failures, this.limits.failures);
     if (!budget.allowed) {
-      throw await fail(
+      throw fail(
         ErrorCodes.tooManyAttempts,
         tooManyRequests(
           'too many failed passkey sign-ins for this user; try again later',
@@ -363,21 +368,18 @@ export class BiometricService {
       );
     }
     if (!verification.authenticationInfo.userVerified) {
-      throw await fail(
+      throw fail(
         'user_not_verified',
         failed('the authenticator did not verify the user', ErrorCodes.userVerificationRequired),
       );
     }
     const { newCounter } = verification.authenticationInfo;
     if (!(await this.passkeys.advanceCounter(passkey.id, passkey.counter, newCounter, this.now()))) {
-      throw await fail('counter', failed('the passkey was used concurrently; try again'));
+      throw fail('counter', failed('the passkey was used concurrently; try again'));
     }
     const user = await this.users.findById(passkey.user_id);
     if (!user)
-      throw await fail(
-        'unknown_user',
-        failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
-      );
+      throw fail('unknown_user', failed('this passkey is not registered here', ErrorCodes.passkeyNotFound));
     await this.limits.limiter.refund('passkey-signin-failure', failures);
     return this.signInService.complete(
       project,

@@ -30,6 +30,13 @@ const EMAIL =
 const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}\p{Default_Ignorable_Code_Point}]/u;
 
 /**
+ * The zero-width non-joiner and joiner where Persian and Indic spellings need them (IDNA's
+ * CONTEXTJ, simplified): after a non-ASCII letter or mark (a virama). After an ASCII letter they
+ * only make a look-alike, and stay refused with the other invisible characters.
+ */
+const SCRIPT_JOINER = /(?<=[\p{L}\p{M}])(?<![\0-\x7f])[\u200c\u200d]/gu;
+
+/**
  * Domains one provider delivers to the same inbox, by the name they count as, as the providers
  * document them: an address at one is an address at all of them.
  */
@@ -47,8 +54,11 @@ const SAME_INBOX: Record<string, string> = {
   'yandex.ua': 'yandex.ru',
 };
 
-/** Providers whose logins ignore these characters in the local part (one inbox for every spelling). */
-const IGNORED_IN_LOCAL: Record<string, RegExp> = { 'gmail.com': /\./g, 'yandex.ru': /[.-]/g };
+/** How providers fold the local part: Gmail ignores dots, Yandex takes a hyphen for a dot. */
+const FOLD_LOCAL: Record<string, (local: string) => string> = {
+  'gmail.com': (local) => local.replaceAll('.', '') || local,
+  'yandex.ru': (local) => local.replaceAll('-', '.'),
+};
 
 /** Providers with subdomain addressing: `anything@user.fastmail.com` reaches `user@fastmail.com`. */
 const SUBDOMAIN_ADDRESSING = ['fastmail.com', 'fastmail.fm'];
@@ -66,8 +76,7 @@ function mailboxOf(email: string): string {
   const plus = local.indexOf('+');
   // A local part that is only a tag ("+x@") is kept as it is.
   if (plus > 0) local = local.slice(0, plus);
-  const ignored = IGNORED_IN_LOCAL[domain];
-  if (ignored) local = local.replace(ignored, '') || local;
+  local = FOLD_LOCAL[domain]?.(local) ?? local;
   return `${local}@${domain}`;
 }
 
@@ -83,7 +92,7 @@ export function normaliseIdentifier(raw: string): Identifier {
   if (trimmed.includes('@')) {
     // NFC: an accented letter typed as one code point or as two is one address (RFC 6532 §3.1).
     const email = trimmed.toLowerCase().normalize('NFC');
-    if (INVISIBLE.test(email))
+    if (INVISIBLE.test(email.replace(SCRIPT_JOINER, '')))
       throw badRequest(
         'identifier is not a valid e-mail address: it contains an invisible or unassigned character',
         ErrorCodes.invalidIdentifier,

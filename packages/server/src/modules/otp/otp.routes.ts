@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { security } from '../../http/openapi.js';
 import { SignInResult } from '../../http/schemas.js';
-import { clientNetwork } from '../../net/client-network.js';
+import { clientAddress, clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import { acceptedLanguages } from './delivery/templates/locale.js';
 import type { OtpService } from './otp.service.js';
@@ -50,7 +50,7 @@ export function otpRoutes({ otp, hooks }: { otp: OtpService; hooks: AppHooks }):
           request.project,
           request.body.identifier,
           clientNetwork(request.ip),
-          { challengeToken: request.body.challenge_token, ip: request.ip },
+          { challengeToken: request.body.challenge_token, ip: clientAddress(request.ip) },
           [
             ...(request.body.locale ? [request.body.locale] : []),
             ...acceptedLanguages(request.headers['accept-language']),

@@ -314,11 +314,18 @@ export class OtpService {
       created_at: now,
       last_sign_in_at: now,
     });
-    // The upsert returns the id it was given only to the one sign-in that created the row.
+    // The upsert returns the id it was given only to the one sign-in that created the row. A
+    // resumed one created it when its challenge was consumed; its event may have been stored on its
+    // own then (SQLite, or webhooks taking it), before the session failed: not twice.
+    const created =
+      user.id === newUserId ||
+      (resumedFrom !== undefined &&
+        user.created_at === resumedFrom &&
+        !(await this.audit.has(project.id, user.id, 'user.created')));
     return this.#finish(project, challengeId, user, {
       getOAuthToken,
       userTouched: true,
-      userCreated: user.id === newUserId || (resumedFrom !== undefined && user.created_at === resumedFrom),
+      userCreated: created,
     });
   }
 

@@ -4,6 +4,7 @@ import type { preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError } from '../../errors.js';
 import { OAUTH_CONSUMES, security } from '../../http/openapi.js';
 import { TokenBundle } from '../../http/schemas.js';
+import { clientAddress } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import { clientFingerprint, type SessionService } from './session.service.js';
 
@@ -71,7 +72,7 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
         return session.refresh(
           request.client,
           refresh_token,
-          clientFingerprint(request.ip, request.headers['user-agent']),
+          clientFingerprint(clientAddress(request.ip), request.headers['user-agent']),
         );
       },
     );
