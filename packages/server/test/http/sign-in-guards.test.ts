@@ -64,6 +64,8 @@ async function failuresDuring(
 ): Promise<Array<Pick<Audited, 'user_id' | 'data'>>> {
   const seen = new Set((await failures(server, project)).map((e) => e.event_id));
   await action();
+  // Passkey refusals record their event without waiting for it (their timing must not depend on it).
+  await server.ctx.audit.drain();
   return (await failures(server, project))
     .filter((e) => !seen.has(e.event_id))
     .map(({ user_id, data }) => ({ user_id, data }));

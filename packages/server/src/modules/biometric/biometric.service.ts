@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import type {
   AuthenticationResponseJSON,
   AuthenticatorTransportFuture,
@@ -46,6 +46,35 @@ const DECOY_TRANSPORTS: AuthenticatorTransportFuture[] = ['hybrid', 'internal'];
  * does not verify): any difference would tell a stranger who has an account, or who has a passkey.
  */
 const IDENTIFIED_REFUSAL = 'the passkey could not be verified';
+
+/**
+ * A COSE P-256 public key no one holds the private key of (RFC 9053 §7.1.1: kty EC2, alg ES256,
+ * crv P-256, x, y), made once per process: what an unknown credential's assertion is checked
+ * against in an identifier-first sign-in, so its refusal costs what another one does.
+ */
+export const standInKey = (() => {
+  let key: Buffer<ArrayBuffer> | undefined;
+  return (): Buffer<ArrayBuffer> => {
+    if (key) return key;
+    const { x, y } = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+    const coordinate = (value: string | undefined) => [0x58, 0x20, ...Buffer.from(value ?? '', 'base64url')];
+    // CBOR map of 5: {1: 2, 3: -7, -1: 1, -2: x, -3: y}.
+    key = Buffer.from([
+      0xa5,
+      0x01,
+      0x02,
+      0x03,
+      0x26,
+      0x20,
+      0x01,
+      0x21,
+      ...coordinate(x),
+      0x22,
+      ...coordinate(y),
+    ]);
+    return key;
+  };
+})();
 
 /** WebAuthn ceremonies get five minutes. */
 export const PASSKEY_CHALLENGE_TTL = 300;
@@ -306,13 +335,17 @@ export class BiometricService {
     const identified = challenge.kind === 'passkey-signin-identified';
     const refusal = (detail: string, code?: ErrorCode) =>
       identified ? failed(IDENTIFIED_REFUSAL) : failed(detail, code);
-    if (!passkey)
+    // Not this user's passkey in a sign-in started with an identifier: refused after the same
+    // signature check as the user's own (against a stand-in key for an unknown credential), so
+    // that a refusal takes as long whoever the identifier is.
+    const foreign = identified && (!passkey || passkey.user_id !== challenge.user_id);
+    if (!passkey && !identified)
       throw fail(
         'unknown_passkey',
-        refusal('this passkey is not registered here', ErrorCodes.passkeyNotFound),
+        failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
-    if ((identified || challenge.user_id !== null) && challenge.user_id !== passkey.user_id) {
-      throw fail('wrong_user', refusal('this passkey belongs to another account'));
+    if (passkey && !identified && challenge.user_id !== null && challenge.user_id !== passkey.user_id) {
+      throw fail('wrong_user', failed('this passkey belongs to another account'));
     }
     // The signature is checked before the owner's failure budget is touched: an assertion nobody
     // but the authenticator could have made is the only thing that may spend it, so a stranger
@@ -328,20 +361,25 @@ export class BiometricService {
         expectedChallenge: challenge.challenge,
         expectedOrigin: origins,
         expectedRPID: rpID,
-        credential: {
-          id: passkey.id,
-          publicKey: Buffer.from(passkey.public_key, 'base64url'),
-          counter: 0,
-          transports: passkey.transports as AuthenticatorTransportFuture[],
-        },
+        credential: passkey
+          ? {
+              id: passkey.id,
+              publicKey: Buffer.from(passkey.public_key, 'base64url'),
+              counter: 0,
+              transports: passkey.transports as AuthenticatorTransportFuture[],
+            }
+          : { id: credentialId, publicKey: standInKey(), counter: 0 },
         requireUserVerification: false,
       });
     } catch (error) {
+      if (foreign) throw fail(passkey ? 'wrong_user' : 'unknown_passkey', failed(IDENTIFIED_REFUSAL));
       throw fail(
         'verification_failed',
         refusal(`the passkey assertion could not be verified: ${failureReason(error)}`),
       );
     }
+    if (foreign || !passkey)
+      throw fail(passkey ? 'wrong_user' : 'unknown_passkey', failed(IDENTIFIED_REFUSAL));
     if (!verification.verified) {
       throw fail('verification_failed', refusal('the passkey signature is not valid'));
     }
