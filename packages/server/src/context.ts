@@ -232,6 +232,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     {
       limiter,
       starts: config.rateLimits.otpStartPerIdentifier,
+      startCeiling: config.rateLimits.otpStartCeiling,
       failures: config.rateLimits.otpGuessesPerIdentifier,
     },
     masterKey.derive('passkey-decoy'),

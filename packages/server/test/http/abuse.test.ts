@@ -166,6 +166,25 @@ eachDialect('abuse resistance', (dialect) => {
     assert.equal((await stored()) - before, 61);
   });
 
+  // Regression (outside review): identifier-first passkey starts were limited per identifier
+  // alone, so five requests every 15 minutes from anywhere kept the real user out.
+  test('a stranger spends only their own network’s passkey starts for an identifier; a ceiling bounds all', async () => {
+    const victim = uniqueEmail('passkey-start');
+    const passkeyStart = (ip: string) =>
+      server.request('POST', '/v1/auth/biometric/start', { body: { identifier: victim }, headers: from(ip) });
+    for (let i = 0; i < 5; i++) assert.equal((await passkeyStart(ATTACKER)).status, 200);
+    const refused = await passkeyStart(ATTACKER);
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal((await passkeyStart(USER)).status, 200);
+    // 30 an hour from all networks together (TESSERA_RATE_LIMIT_OTP_START_CEILING): 6 so far.
+    let allowed = 6;
+    for (let n = 1; allowed < 30; n++)
+      for (let i = 0; i < 5 && allowed < 30; i++, allowed++)
+        assert.equal((await passkeyStart(`192.0.2.${n}`)).status, 200);
+    const ceiling = await passkeyStart('192.0.2.200');
+    assert.equal(ceiling.status, 429, ceiling.text);
+  });
+
   describe('OTP: a stranger who knows only the identifier', () => {
     test('regression: two code requests and ten wrong guesses no longer lock the real user out', async () => {
       const victim = uniqueEmail('victim');

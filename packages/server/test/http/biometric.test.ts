@@ -371,6 +371,7 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
         authenticator.authenticate({ challenge: options.challenge, uv: false }),
       );
       assertProblem(answer, 400, 'user_verification_required');
+      await server.ctx.audit.drain();
       const events = await server.storage.db.kysely
         .selectFrom('audit_events')
         .select(['type', 'data'])
@@ -609,6 +610,7 @@ eachDialect('BIOMETRIC (WebAuthn passkeys)', (dialect) => {
         authenticator.authenticate({ challenge: options.challenge }),
       );
       assert.equal(genuine.status, 200, genuine.text);
+      await server.ctx.audit.drain();
       const failures = await server.storage.db.kysely
         .selectFrom('audit_events')
         .select('data')

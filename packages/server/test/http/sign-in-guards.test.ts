@@ -49,6 +49,7 @@ async function failures(
   server: TestServer,
   project: ProjectCredentials = server.project,
 ): Promise<Audited[]> {
+  await server.ctx.audit.drain();
   const response = await server.request('GET', '/v1/audit?type=signin.failed&limit=500', {
     headers: { authorization: basicAuth(project) },
   });
@@ -62,9 +63,11 @@ async function failuresDuring(
   action: () => Promise<void>,
   project: ProjectCredentials = server.project,
 ): Promise<Array<Pick<Audited, 'user_id' | 'data'>>> {
+  // Passkey refusals record their event without waiting for it (their timing must not depend on
+  // it): the events of earlier requests are waited for before, this action's after.
+  await server.ctx.audit.drain();
   const seen = new Set((await failures(server, project)).map((e) => e.event_id));
   await action();
-  // Passkey refusals record their event without waiting for it (their timing must not depend on it).
   await server.ctx.audit.drain();
   return (await failures(server, project))
     .filter((e) => !seen.has(e.event_id))

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ListOf, NoContent, security } from '../../http/openapi.js';
 import { Passkey, PasskeyCeremony, SignInResult } from '../../http/schemas.js';
+import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { BiometricService } from './biometric.service.js';
 
@@ -107,7 +108,8 @@ export function biometricRoutes(deps: {
         },
         ...signIn,
       },
-      async (request) => biometric.authenticationOptions(request.project, request.body?.identifier),
+      async (request) =>
+        biometric.authenticationOptions(request.project, request.body?.identifier, clientNetwork(request.ip)),
     );
     app.post(
       '/v1/auth/biometric/complete',

@@ -12,6 +12,7 @@ import type { RateLimit } from '../../config/index.js';
 import type { Challenge, Passkey } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
 import { lazyImport } from '../../lazy.js';
+import type { ClientNetwork } from '../../net/client-network.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
@@ -106,14 +107,20 @@ function relyingParty(project: Project): { rpID: string; origins: string[] } {
 }
 
 /**
- * The per-user limits of passkey sign-in, the same rules as OTP: starts per identifier
- * (`TESSERA_RATE_LIMIT_OTP_START`) and failed completes per user (`TESSERA_RATE_LIMIT_OTP_GUESSES`).
- * The per-IP limit is the route's.
+ * The per-user limits of passkey sign-in, the same rules as OTP: starts per identifier and client
+ * network (`TESSERA_RATE_LIMIT_OTP_START`) under an identifier-wide ceiling
+ * (`TESSERA_RATE_LIMIT_OTP_START_CEILING`), and failed completes per user
+ * (`TESSERA_RATE_LIMIT_OTP_GUESSES`). The per-IP limit is the route's.
  */
 export interface PasskeySignInLimits {
   limiter: RateLimiter;
-  /** Identifier-first starts per identifier and project, whether or not the user exists. */
+  /**
+   * Identifier-first starts per identifier, project and client network, whether or not the user
+   * exists: a stranger spends only their own network's, not the real user's.
+   */
   starts: RateLimit;
+  /** Identifier-first starts per identifier and project from all networks together. */
+  startCeiling: RateLimit;
   /** Failed completes per user (a success gives its unit back), discoverable or not. */
   failures: RateLimit;
 }
@@ -241,19 +248,21 @@ export class BiometricService {
    * like a platform authenticator's, so the answer does not tell who has an account. Starts are
    * limited per identifier, known or not, so the limit reveals nothing either.
    */
-  async authenticationOptions(project: Project, identifier: string | undefined) {
+  async authenticationOptions(project: Project, identifier: string | undefined, client: ClientNetwork) {
     const { rpID } = relyingParty(project);
     let userId: string | null = null;
     let allowCredentials: Array<{ id: string; transports: AuthenticatorTransportFuture[] }> = [];
     if (identifier !== undefined) {
       const normalised = normaliseIdentifier(identifier).value;
-      const limit = await this.limits.limiter.hit(
-        'passkey-signin-start',
-        `${project.id}\0${normalised}`,
-        this.limits.starts,
-      );
+      const everywhere = `${project.id}\0${normalised}`;
+      // The caller's own window first: a refused stranger never touches the shared ceiling.
+      const { results } = await this.limits.limiter.hitSteps([
+        [{ scope: 'passkey-signin-start', subject: `${everywhere}\0${client}`, rule: this.limits.starts }],
+        [{ scope: 'passkey-signin-start-all', subject: everywhere, rule: this.limits.startCeiling }],
+      ]);
+      const limit = results.find((r) => !r.allowed);
       const user = await this.users.findByIdentifier(project.id, normalised);
-      if (!limit.allowed) {
+      if (limit) {
         if (user) this.#failed(project, user.id, ErrorCodes.rateLimited);
         throw tooManyRequests('too many sign-in attempts for this user; try again later', limit.retryAfter);
       }
