@@ -207,6 +207,9 @@ eachDialect('operator API', (dialect) => {
         'https://.example.com',
         `https://${'a'.repeat(64)}.example`,
         'https://ex%20ample.com',
+        'https://user@example.com',
+        'https://user:pw@example.com',
+        'https://example.com:0',
       ]) {
         assertProblem(
           await call('POST', '/projects', { name: 'odd', origins: [origin] }),
@@ -214,6 +217,7 @@ eachDialect('operator API', (dialect) => {
           'invalid_request',
         );
       }
+      assertProblem(await call('POST', '/projects', { name: 'sur\ud800x' }), 400, 'invalid_request');
       const odd = await call('POST', '/projects', {
         name: 'odd-but-real',
         origins: ['https://my_app.example.com', 'https://BÜCHER.example', 'http://localhost:5173'],

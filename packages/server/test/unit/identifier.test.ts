@@ -115,6 +115,7 @@ describe('normaliseIdentifier: e-mail addresses', () => {
       '\u{e0041}', // tag letter
       '\u00a0', // no-break space
       '\u3000', // ideographic space
+      '\ufffd', // what bytes that were not UTF-8 became
     ]) {
       assertRefused(`ad${c}a@example.com`, /e-mail/);
       assertRefused(`ada${c}@example.com`, /e-mail/);

@@ -22,12 +22,12 @@ const EMAIL =
   /^[^\s\x00-\x1f\x7f-\x9f@"<>()[\]\\,;:]{1,64}@(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /**
- * Characters no one can see or type on purpose: format characters (zero-width spaces and joiners,
+ * Characters no one can see or type on purpose (and U+FFFD, what bytes that were not UTF-8 became): format characters (zero-width spaces and joiners,
  * the soft hyphen, bidirectional overrides), other default-ignorable ones (the Hangul filler),
  * separators, surrogates, private-use and unassigned code points. In an address they only make a
  * look-alike of another one, a second user for the same person or a way around per-address limits.
  */
-const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}\p{Default_Ignorable_Code_Point}]/u;
+const INVISIBLE = /[\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}\p{Default_Ignorable_Code_Point}\ufffd]/u;
 
 /**
  * The zero-width non-joiner and joiner where Persian and Indic spellings need them (IDNA's

@@ -25,6 +25,8 @@ export function normaliseName(raw: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(name))
     throw badRequest('a project name may not contain control characters');
+  // A lone surrogate is no character: SQLite stored its bytes as invalid UTF-8.
+  if (/\p{Cs}/u.test(name)) throw badRequest('a project name must be well-formed Unicode text');
   return name;
 }
 
@@ -35,9 +37,15 @@ export function normaliseName(raw: string): string {
  */
 export function normaliseOrigin(raw: string): string {
   const origin = originOf(raw);
-  if (!ANDROID_ORIGIN.test(origin) && !isOriginHost(new URL(origin).hostname))
+  if (ANDROID_ORIGIN.test(origin)) return origin;
+  const url = new URL(raw);
+  // A browser's Origin never carries a user name or port 0: the URL parser would drop the one and
+  // keep the other, storing an origin that was not the one given.
+  if (url.username || url.password || url.port === '0')
+    throw badRequest(`"${raw}" is not an origin like https://app.example.com (no user name, no port 0)`);
+  if (!isOriginHost(new URL(origin).hostname))
     throw badRequest(
-      `"${raw}" does not name a host: each dot-separated label 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen`,
+      `"${raw}" does not name a host: each dot-separated label 1 to 63 letters, digits, hyphens or underscores, not starting or ending with a hyphen`,
     );
   return origin;
 }
