@@ -218,6 +218,29 @@ eachDialect('operator API', (dialect) => {
         );
       }
       assertProblem(await call('POST', '/projects', { name: 'sur\ud800x' }), 400, 'invalid_request');
+      // A refusal names the value with its invisible characters escaped, cut at 80 characters.
+      const invisible = await call('POST', '/projects', { name: 'x', origins: ['https://a\u200b.example'] });
+      assertProblem(invisible, 400, 'invalid_request');
+      assert.ok(invisible.body.detail.includes('"https://a\\u{200b}.example"'), invisible.body.detail);
+      const long = await call('POST', '/projects', {
+        name: 'x',
+        origins: [`https://${'a'.repeat(300)}.example`],
+      });
+      assertProblem(long, 400, 'invalid_request');
+      assert.ok(!long.body.detail.includes('a'.repeat(81)), long.body.detail);
+      // A relying-party id needs origins it serves: none at all is refused, on creation and update.
+      assertProblem(
+        await call('POST', '/projects', { name: 'rp-alone', rp_id: 'anything.example' }),
+        400,
+        'invalid_request',
+      );
+      const bare = await call('POST', '/projects', { name: 'no-origins' });
+      assert.equal(bare.status, 201, bare.text);
+      assertProblem(
+        await call('PATCH', `/projects/${bare.body.api_key_id}`, { rp_id: 'anything.example' }),
+        400,
+        'invalid_request',
+      );
       const odd = await call('POST', '/projects', {
         name: 'odd-but-real',
         origins: ['https://my_app.example.com', 'https://BÜCHER.example', 'http://localhost:5173'],

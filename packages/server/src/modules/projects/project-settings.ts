@@ -14,6 +14,21 @@ import { badRequest } from '../../errors.js';
  */
 export const ANDROID_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/;
 
+/**
+ * A value an operator sent, as a refusal names it (the CLI's one-line errors, the operator API's
+ * details): in double quotes, cut at 80 characters, with invisible, control and separator
+ * characters other than the space escaped (`\u200b`), so that they show.
+ */
+export function shown(value: string): string {
+  const cut = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  const escaped = cut.replace(/[\p{C}\p{Z}"\\]/gu, (c) => {
+    if (c === ' ') return c;
+    if (c === '"' || c === '\\') return `\\${c}`;
+    return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  });
+  return `"${escaped}"`;
+}
+
 /** Longest project name, in characters. */
 export const MAX_NAME_LENGTH = 100;
 
@@ -36,16 +51,20 @@ export function normaliseName(raw: string): string {
  * (`android:apk-key-hash:<base64url sha256>`, kept as given).
  */
 export function normaliseOrigin(raw: string): string {
+  // The URL parser trims white space and drops what IDNA ignores (a zero-width space in a host):
+  // the origin stored would not be the one given.
+  if (/[\p{C}\p{Z}]/u.test(raw))
+    throw badRequest(`${shown(raw)} is not an origin: it contains a space, control or invisible character`);
   const origin = originOf(raw);
   if (ANDROID_ORIGIN.test(origin)) return origin;
   const url = new URL(raw);
   // A browser's Origin never carries a user name or port 0: the URL parser would drop the one and
   // keep the other, storing an origin that was not the one given.
   if (url.username || url.password || url.port === '0')
-    throw badRequest(`"${raw}" is not an origin like https://app.example.com (no user name, no port 0)`);
+    throw badRequest(`${shown(raw)} is not an origin like https://app.example.com (no user name, no port 0)`);
   if (!isOriginHost(new URL(origin).hostname))
     throw badRequest(
-      `"${raw}" does not name a host: each dot-separated label 1 to 63 letters, digits, hyphens or underscores, not starting or ending with a hyphen`,
+      `${shown(raw)} does not name a host: each dot-separated label 1 to 63 letters, digits, hyphens or underscores, not starting or ending with a hyphen`,
     );
   return origin;
 }
@@ -60,7 +79,7 @@ export function originOf(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw badRequest(`"${raw}" is not an origin like https://app.example.com`);
+    throw badRequest(`${shown(raw)} is not an origin like https://app.example.com`);
   }
   if (
     (url.protocol !== 'https:' && url.protocol !== 'http:') ||
@@ -68,7 +87,9 @@ export function originOf(raw: string): string {
     url.search ||
     url.hash
   ) {
-    throw badRequest(`"${raw}" is not an origin like https://app.example.com (scheme, host and port only)`);
+    throw badRequest(
+      `${shown(raw)} is not an origin like https://app.example.com (scheme, host and port only)`,
+    );
   }
   return url.origin;
 }
@@ -116,12 +137,22 @@ function servesOrigin(rpId: string, origin: string): boolean {
  * Refuses a relying-party id that none of the project's web origins could use (a passkey made
  * for it could never be asserted from them). Projects with only app origins are not checked.
  */
+/**
+ * Refuses a relying-party id being set on a project with no origins at all: nothing could check it,
+ * and any later origin would have to fit it. (Removing every origin of a project that has one is
+ * allowed; passkeys then refuse until origins are given again.)
+ */
+export function checkRpIdHasOrigins(rpId: string | null, origins: readonly string[]): void {
+  if (rpId !== null && origins.length === 0)
+    throw badRequest('a relying-party id needs the origins it serves: give the project its origins too');
+}
+
 export function checkRpIdServesOrigins(rpId: string | null, origins: readonly string[]): void {
   const web = origins.filter((o) => !ANDROID_ORIGIN.test(o));
   if (rpId === null || web.length === 0) return;
   if (!web.some((origin) => servesOrigin(rpId, origin))) {
     throw badRequest(
-      `the relying-party id "${rpId}" is not the host (or a parent domain) of any of the project's origins; give a relying-party id that matches them`,
+      `the relying-party id ${shown(rpId)} is not the host (or a parent domain) of any of the project's origins; give a relying-party id that matches them`,
     );
   }
 }

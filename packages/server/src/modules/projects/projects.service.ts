@@ -9,12 +9,14 @@ import { parseCountryList } from '../otp/sms-countries.js';
 import type { Project } from './project.js';
 import { CACHE_MS, isWellFormedApiKeyId, ProjectCache } from './project-cache.js';
 import {
+  checkRpIdHasOrigins,
   checkRpIdServesOrigins,
   defaultRpId,
   normaliseName,
   normaliseOrigin,
   normaliseRpId,
   originOf,
+  shown,
 } from './project-settings.js';
 import { isUniqueViolation, type ProjectsRepository, type ProjectUpdate } from './projects.repository.js';
 
@@ -64,7 +66,7 @@ const nameTaken = (name: string) =>
   new TesseraError(
     409,
     ErrorCodes.conflict,
-    `a project named "${name}" exists already; project names are unique`,
+    `a project named ${shown(name)} exists already; project names are unique`,
   );
 
 /**
@@ -87,6 +89,7 @@ export class ProjectsService {
     const name = normaliseName(input.name);
     const origins = [...new Set((input.origins ?? []).map(normaliseOrigin))];
     const rpId = input.rpId === undefined ? defaultRpId(origins) : normaliseRpId(input.rpId);
+    checkRpIdHasOrigins(rpId, origins);
     checkRpIdServesOrigins(rpId, origins);
     const smsCountries = input.smsCountries === undefined ? null : parseCountryList(input.smsCountries);
     if (smsCountries && 'error' in smsCountries) throw badRequest(`sms countries: ${smsCountries.error}`);
@@ -136,6 +139,7 @@ export class ProjectsService {
           ...(origins ? { origins } : {}),
           ...(fields.name !== undefined ? { name: fields.name } : {}),
         };
+        if (update.rp_id !== undefined) checkRpIdHasOrigins(update.rp_id, origins ?? project.origins);
         if (origins || update.rp_id !== undefined)
           checkRpIdServesOrigins(update.rp_id ?? project.rp_id, origins ?? project.origins);
         return update;
@@ -331,7 +335,7 @@ function nextOrigins(
   if (origins.set) return origins.set;
   if (origins.add.length === 0 && origins.remove.length === 0) return undefined;
   const missing = origins.remove.find((o) => !current.includes(o));
-  if (missing !== undefined) throw badRequest(`"${missing}" is not one of the project's origins`);
+  if (missing !== undefined) throw badRequest(`${shown(missing)} is not one of the project's origins`);
   return unique([...current, ...origins.add]).filter((o) => !origins.remove.includes(o));
 }
 
