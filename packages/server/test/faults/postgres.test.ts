@@ -14,6 +14,7 @@ import {
   type TestResponse,
   type TestServer,
 } from '../helpers/harness.js';
+import { refreshGrant } from '../helpers/sign-in-methods.js';
 import {
   adminQuery,
   boundedStorage,
@@ -47,11 +48,6 @@ function assertUnavailable(answer: TestResponse, what: string): void {
 }
 
 /** A refresh grant of `refreshToken` by the server's own project. */
-const refreshGrant = (server: TestServer, refreshToken: string) =>
-  server.request('POST', '/oauth/token', {
-    body: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.project.api_key_id },
-  });
-
 /**
  * A served app on bounded storage of its own (`timeouts`, default TIMEOUTS) for a suite, and a
  * second session that takes locks in its schema (`lock`, in a transaction) and lets them go

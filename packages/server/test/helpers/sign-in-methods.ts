@@ -67,6 +67,17 @@ export function lowS(signature: ArrayBuffer | Uint8Array): Buffer {
 export const bearer = (bundle: OAuthTokenBundle) => ({ authorization: `Bearer ${bundle.access_token}` });
 export const keyOf = (project: ProjectCredentials) => ({ api_key_id: project.api_key_id });
 
+/** `POST /oauth/token` with a refresh token of the server's project (JSON, client_id in the body). */
+export const refreshGrant = (
+  server: TestServer,
+  refreshToken: string,
+  headers: Record<string, string> = {},
+) =>
+  server.request('POST', '/oauth/token', {
+    body: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: server.project.api_key_id },
+    headers,
+  });
+
 /** A user signed in by OTP (in `server.project` unless another project is given). */
 export interface SignedInUser {
   email: string;

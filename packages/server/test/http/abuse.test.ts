@@ -7,6 +7,7 @@ import {
   bearer,
   deviceSignIn,
   otpUser,
+  refreshGrant,
   registerDevice,
   setPin,
 } from '../helpers/sign-in-methods.js';
@@ -113,14 +114,7 @@ eachDialect('abuse resistance', (dialect) => {
   test('a refresh retried on another connection of the same client gets the grace answer', async () => {
     const bundle = await server.signIn(uniqueEmail('ports'));
     const grant = (ip: string) =>
-      server.request('POST', '/oauth/token', {
-        body: {
-          grant_type: 'refresh_token',
-          refresh_token: bundle.refresh_token,
-          client_id: server.project.api_key_id,
-        },
-        headers: { 'x-forwarded-for': ip, 'user-agent': 'tab/1' },
-      });
+      refreshGrant(server, bundle.refresh_token, { 'x-forwarded-for': ip, 'user-agent': 'tab/1' });
     const first = await grant('203.0.113.77:40001');
     assert.equal(first.status, 200, first.text);
     const retried = await grant('203.0.113.77:40002');
@@ -351,10 +345,7 @@ eachDialect('abuse resistance', (dialect) => {
 
   describe('refresh grace window', () => {
     const refresh = (token: string, userAgent: string) =>
-      server.request('POST', '/oauth/token', {
-        body: { grant_type: 'refresh_token', refresh_token: token, client_id: server.project.api_key_id },
-        headers: { 'user-agent': userAgent, 'x-forwarded-for': USER },
-      });
+      refreshGrant(server, token, { 'user-agent': userAgent, 'x-forwarded-for': USER });
 
     const events = async (type: string, sessionId: string) =>
       (

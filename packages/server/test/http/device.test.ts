@@ -11,7 +11,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers/harness.js';
-import { lowS, otherS, P256_N } from '../helpers/sign-in-methods.js';
+import { lowS, otherS, P256_N, refreshGrant } from '../helpers/sign-in-methods.js';
 
 const ENV = { TESSERA_RATE_LIMIT_IP: '100000/60', TESSERA_RATE_LIMIT_OTP_START: '100000/60' };
 const { subtle } = globalThis.crypto;
@@ -173,14 +173,7 @@ eachDialect('TRUSTED DEVICE', (dialect) => {
     return complete(challenge_id, signature, server.project, getOAuthToken);
   };
 
-  const refresh = (bundle: OAuthTokenBundle) =>
-    server.request('POST', '/oauth/token', {
-      body: {
-        grant_type: 'refresh_token',
-        refresh_token: bundle.refresh_token,
-        client_id: server.project.api_key_id,
-      },
-    });
+  const refresh = (bundle: OAuthTokenBundle) => refreshGrant(server, bundle.refresh_token);
   const verify = async (bundle: OAuthTokenBundle) =>
     (
       await server.request('POST', '/verify', {
