@@ -25,10 +25,6 @@ function ipv6Groups(address: string): number[] | undefined {
  * that two connections of one client are one client.
  */
 export function clientAddress(ip: string): string {
-  return withoutPort(ip);
-}
-
-function withoutPort(ip: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(ip);
   if (bracketed) return bracketed[1]!;
   const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(ip);
@@ -61,24 +57,26 @@ export const UNRECOGNISED_NETWORK = 'unrecognised';
 export type ClientNetwork = string;
 
 export function clientNetwork(raw: string): ClientNetwork {
-  const ip = withoutPort(raw);
-  if (isIPv4(ip)) return ip;
-  const groups = isIPv6(ip) ? ipv6Groups(ip) : undefined;
-  if (!groups) return UNRECOGNISED_NETWORK;
-  return embeddedIpv4(groups) ?? `${prefix(groups, 4)}::/64`;
+  return clientNetworks(raw).network;
 }
 
 /**
- * The wider network an IPv6 client's /64 belongs to, its /56 (what an ISP commonly delegates to one
- * subscriber, RFC 6177), for a second, looser per-IP window: with the /64 alone, one subscriber
- * holding a /56 or a /48 had 256 or 65,536 networks' worth of requests. Undefined for IPv4 and
- * for IPv6 addresses that stand for an IPv4 one.
+ * The client's network (`clientNetwork`) and, for a plain IPv6 client, the wider network its /64
+ * belongs to: its /56 (what an ISP commonly delegates to one subscriber, RFC 6177), for a second,
+ * looser per-IP window. With the /64 alone, one subscriber holding a /56 or a /48 had 256 or 65,536
+ * networks' worth of requests. No `site` for IPv4 and for IPv6 addresses that stand for an IPv4 one.
  */
-export function clientSite(raw: string): string | undefined {
-  const ip = withoutPort(raw);
+export function clientNetworks(raw: string): { network: ClientNetwork; site?: string } {
+  const ip = clientAddress(raw);
+  if (isIPv4(ip)) return { network: ip };
   const groups = isIPv6(ip) ? ipv6Groups(ip) : undefined;
-  if (!groups || embeddedIpv4(groups)) return undefined;
-  return `${prefix([...groups.slice(0, 3), groups[3]! & 0xff00], 4)}::/56`;
+  if (!groups) return { network: UNRECOGNISED_NETWORK };
+  const v4 = embeddedIpv4(groups);
+  if (v4) return { network: v4 };
+  return {
+    network: `${prefix(groups, 4)}::/64`,
+    site: `${prefix([...groups.slice(0, 3), groups[3]! & 0xff00], 4)}::/56`,
+  };
 }
 
 const prefix = (groups: number[], count: number) =>

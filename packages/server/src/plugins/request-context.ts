@@ -4,7 +4,7 @@ import type { RateLimit } from '../config/index.js';
 import { forbidden, tooManyRequests } from '../errors.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
-import { clientNetwork, clientSite } from '../net/client-network.js';
+import { clientNetworks } from '../net/client-network.js';
 import type { IpLimiter } from './ip-limiter.js';
 
 declare module 'fastify' {
@@ -58,8 +58,8 @@ export function requireProject(projects: ProjectsService) {
   };
 }
 
-/** How many /64s' worth of requests an IPv6 /56 may send (`clientSite`). */
-export const SITE_FACTOR = 4;
+/** How many /64s' worth of requests an IPv6 /56 may send (`clientNetworks`' `site`). */
+const SITE_FACTOR = 4;
 
 /**
  * onRequest hook counting requests per client network (IPv4 address, IPv6 /64) and route family; an
@@ -69,12 +69,12 @@ export const SITE_FACTOR = 4;
 export function limitPerIp(limiter: IpLimiter, scope: string, rule: RateLimit) {
   const siteRule = { ...rule, limit: rule.limit * SITE_FACTOR };
   return async (request: FastifyRequest): Promise<void> => {
-    const network = limiter.hit(scope, clientNetwork(request.ip), rule);
+    const { network: own, site } = clientNetworks(request.ip);
+    const network = limiter.hit(scope, own, rule);
     if (!network.allowed)
       throw tooManyRequests('too many requests from this address; slow down', network.retryAfter);
     // Only what its /64 allowed counts against the /56: a /64 that keeps going once refused does
     // not use up its neighbours' share.
-    const site = clientSite(request.ip);
     const wide = site === undefined ? undefined : limiter.hit(scope, site, siteRule);
     if (wide && !wide.allowed)
       throw tooManyRequests('too many requests from this address; slow down', wide.retryAfter);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clientNetwork, clientSite, UNRECOGNISED_NETWORK } from '../../src/net/client-network.js';
+import { clientNetwork, clientNetworks, UNRECOGNISED_NETWORK } from '../../src/net/client-network.js';
+
+const clientSite = (raw: string) => clientNetworks(raw).site;
 
 test('an IPv4 address is its own network; a port a proxy wrote with it is dropped', () => {
   assert.equal(clientNetwork('203.0.113.5'), '203.0.113.5');
