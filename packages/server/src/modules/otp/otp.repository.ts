@@ -364,12 +364,12 @@ export class OtpRepository {
     return guess;
   }
 
-  /** Marks the challenge used; true for exactly one caller. */
   /** `closeChallenge` as a write of the sign-in's own statement (`together`). */
   closeWrite(id: string): Write {
     return closeChallenge.write(id);
   }
 
+  /** Marks the challenge used; true for exactly one caller. */
   async consume(id: string, now: number): Promise<boolean> {
     const result = await consumeChallenge(this.db.kysely, id, now);
     return (result.numAffectedRows ?? 0n) > 0n;

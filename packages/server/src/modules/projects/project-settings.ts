@@ -55,26 +55,30 @@ export function normaliseOrigin(raw: string): string {
   // the origin stored would not be the one given.
   if (/[\p{C}\p{Z}]/u.test(raw))
     throw badRequest(`${shown(raw)} is not an origin: it contains a space, control or invisible character`);
-  const origin = originOf(raw);
-  if (ANDROID_ORIGIN.test(origin)) return origin;
-  const url = new URL(raw);
+  if (ANDROID_ORIGIN.test(raw)) return raw;
+  const url = webOrigin(raw);
   // A browser's Origin never carries a user name or port 0: the URL parser would drop the one and
   // keep the other, storing an origin that was not the one given.
   if (url.username || url.password || url.port === '0')
     throw badRequest(`${shown(raw)} is not an origin like https://app.example.com (no user name, no port 0)`);
-  if (!isOriginHost(new URL(origin).hostname))
+  if (!isOriginHost(url.hostname))
     throw badRequest(
       `${shown(raw)} does not name a host: each dot-separated label 1 to 63 letters, digits, hyphens or underscores, not starting or ending with a hyphen`,
     );
-  return origin;
+  return url.origin;
 }
 
 /**
- * An origin spelled as it is stored (`normaliseOrigin` without the host check): how an origin to
- * remove is matched, so that one an earlier version accepted can still be removed.
+ * An origin spelled as it is stored (`normaliseOrigin` without its checks of the host and of what
+ * the URL parser drops): how an origin to remove is matched, so that one an earlier version
+ * accepted can still be removed.
  */
 export function originOf(raw: string): string {
-  if (ANDROID_ORIGIN.test(raw)) return raw;
+  return ANDROID_ORIGIN.test(raw) ? raw : webOrigin(raw).origin;
+}
+
+/** `raw` parsed as an http(s) URL of a scheme, host and port only, or a 400. */
+function webOrigin(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -91,7 +95,7 @@ export function originOf(raw: string): string {
       `${shown(raw)} is not an origin like https://app.example.com (scheme, host and port only)`,
     );
   }
-  return url.origin;
+  return url;
 }
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -134,10 +138,6 @@ function servesOrigin(rpId: string, origin: string): boolean {
 }
 
 /**
- * Refuses a relying-party id that none of the project's web origins could use (a passkey made
- * for it could never be asserted from them). Projects with only app origins are not checked.
- */
-/**
  * Refuses a relying-party id being set on a project with no origins at all: nothing could check it,
  * and any later origin would have to fit it. (Removing every origin of a project that has one is
  * allowed; passkeys then refuse until origins are given again.)
@@ -147,6 +147,10 @@ export function checkRpIdHasOrigins(rpId: string | null, origins: readonly strin
     throw badRequest('a relying-party id needs the origins it serves: give the project its origins too');
 }
 
+/**
+ * Refuses a relying-party id that none of the project's web origins could use (a passkey made
+ * for it could never be asserted from them). Projects with only app origins are not checked.
+ */
 export function checkRpIdServesOrigins(rpId: string | null, origins: readonly string[]): void {
   const web = origins.filter((o) => !ANDROID_ORIGIN.test(o));
   if (rpId === null || web.length === 0) return;
