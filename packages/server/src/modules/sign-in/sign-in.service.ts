@@ -59,8 +59,6 @@ export interface SignInDeps {
  * each instance; past it they are counted by the metrics only.
  */
 export const ANONYMOUS_FAILURES_PER_MINUTE = 60;
-/** Projects whose anonymous failures are counted at once before the counts start over. */
-const MAX_ANONYMOUS_PROJECTS = 10_000;
 
 /** Why a sign-in was refused, as the `signin.failed` event records it (no secrets, no identifier). */
 export interface SignInFailure {
@@ -76,8 +74,9 @@ export interface SignInFailure {
  * were asked for. Failures are recorded through the same place.
  */
 export class SignInService {
-  /** Anonymous failures stored per project in the current minute (`recordFailure`). */
-  readonly #anonymous = new Map<string, { minute: number; stored: number }>();
+  /** Anonymous failures stored per project in `#minute`, the current minute (`recordFailure`). */
+  readonly #anonymous = new Map<string, number>();
+  #minute = -1;
 
   constructor(private readonly deps: SignInDeps) {}
 
@@ -203,13 +202,13 @@ export class SignInService {
   /** Counts an anonymous failure in its project's current minute: whether it may be stored. */
   #admitAnonymous(project: Project): boolean {
     const minute = Math.floor(this.deps.now() / 60_000);
-    let count = this.#anonymous.get(project.id);
-    if (count === undefined || count.minute !== minute) {
-      // Only the current minute's projects are kept: the map stays as small as one minute's flood.
-      if (count === undefined && this.#anonymous.size >= MAX_ANONYMOUS_PROJECTS) this.#anonymous.clear();
-      count = { minute, stored: 0 };
-      this.#anonymous.set(project.id, count);
+    // Only the current minute's counts are kept: at most one entry per project with junk in it.
+    if (minute !== this.#minute) {
+      this.#anonymous.clear();
+      this.#minute = minute;
     }
-    return ++count.stored <= ANONYMOUS_FAILURES_PER_MINUTE;
+    const stored = (this.#anonymous.get(project.id) ?? 0) + 1;
+    this.#anonymous.set(project.id, stored);
+    return stored <= ANONYMOUS_FAILURES_PER_MINUTE;
   }
 }
