@@ -12,8 +12,8 @@ import { standInKey } from '../../src/modules/biometric/biometric.service.js';
 // sign-in: it must be a key SimpleWebAuthn takes (else the check would throw early, and the
 // refusal would again take less time than a real passkey's).
 test('the stand-in key is a COSE P-256 ES256 key SimpleWebAuthn decodes and checks signatures with', async () => {
-  const key = standInKey();
-  assert.equal(standInKey(), key, 'made once per process');
+  const key = await standInKey();
+  assert.equal(await standInKey(), key, 'made once per process');
   const cose = decodeCredentialPublicKey(key) as unknown as Map<number, unknown>;
   assert.equal(cose.get(1), 2); // kty EC2
   assert.equal(cose.get(3), -7); // alg ES256

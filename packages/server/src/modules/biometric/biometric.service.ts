@@ -50,32 +50,23 @@ const IDENTIFIED_REFUSAL = 'the passkey could not be verified';
 
 /**
  * A COSE P-256 public key no one holds the private key of (RFC 9053 §7.1.1: kty EC2, alg ES256,
- * crv P-256, x, y), made once per process: what an unknown credential's assertion is checked
- * against in an identifier-first sign-in, so its refusal costs what another one does.
+ * crv P-256, x, y), made once per process with SimpleWebAuthn's CBOR encoder: what an unknown
+ * credential's assertion is checked against in an identifier-first sign-in, so its refusal costs
+ * what another one does.
  */
-export const standInKey = (() => {
-  let key: Buffer<ArrayBuffer> | undefined;
-  return (): Buffer<ArrayBuffer> => {
-    if (key) return key;
-    const { x, y } = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
-    const coordinate = (value: string | undefined) => [0x58, 0x20, ...Buffer.from(value ?? '', 'base64url')];
-    // CBOR map of 5: {1: 2, 3: -7, -1: 1, -2: x, -3: y}.
-    key = Buffer.from([
-      0xa5,
-      0x01,
-      0x02,
-      0x03,
-      0x26,
-      0x20,
-      0x01,
-      0x21,
-      ...coordinate(x),
-      0x22,
-      ...coordinate(y),
-    ]);
-    return key;
-  };
-})();
+export const standInKey = lazyImport(async () => {
+  const { isoCBOR } = await import('@simplewebauthn/server/helpers');
+  const { x, y } = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+  const coordinate = (value: string | undefined) => Buffer.from(value ?? '', 'base64url');
+  const cose = new Map<number, number | Uint8Array>([
+    [1, 2],
+    [3, -7],
+    [-1, 1],
+    [-2, coordinate(x)],
+    [-3, coordinate(y)],
+  ]);
+  return Buffer.from(isoCBOR.encode(cose));
+});
 
 /** WebAuthn ceremonies get five minutes. */
 export const PASSKEY_CHALLENGE_TTL = 300;
@@ -344,15 +335,13 @@ export class BiometricService {
     const identified = challenge.kind === 'passkey-signin-identified';
     const refusal = (detail: string, code?: ErrorCode) =>
       identified ? failed(IDENTIFIED_REFUSAL) : failed(detail, code);
-    // Not this user's passkey in a sign-in started with an identifier: refused after the same
-    // signature check as the user's own (against a stand-in key for an unknown credential), so
-    // that a refusal takes as long whoever the identifier is.
-    const foreign = identified && (!passkey || passkey.user_id !== challenge.user_id);
     if (!passkey && !identified)
       throw fail(
         'unknown_passkey',
         failed('this passkey is not registered here', ErrorCodes.passkeyNotFound),
       );
+    // A challenge of the kind before identified sign-ins had their own, naming its user (issued
+    // before an upgrade, or by an older instance during a rolling one): refused as it was then.
     if (passkey && !identified && challenge.user_id !== null && challenge.user_id !== passkey.user_id) {
       throw fail('wrong_user', failed('this passkey belongs to another account'));
     }
@@ -363,7 +352,8 @@ export class BiometricService {
     // anyone who knows a credential id could learn its counter, how often it signed in, from
     // which forged counters were refused as too low.
     const { rpID, origins } = relyingParty(project);
-    let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+    let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>> | undefined;
+    let unverifiable: unknown;
     try {
       verification = await lib.verifyAuthenticationResponse({
         response: credential,
@@ -377,18 +367,22 @@ export class BiometricService {
               counter: 0,
               transports: passkey.transports as AuthenticatorTransportFuture[],
             }
-          : { id: credentialId, publicKey: standInKey(), counter: 0 },
+          : { id: credentialId, publicKey: await standInKey(), counter: 0 },
         requireUserVerification: false,
       });
     } catch (error) {
-      if (foreign) throw fail(passkey ? 'wrong_user' : 'unknown_passkey', failed(IDENTIFIED_REFUSAL));
+      unverifiable = error;
+    }
+    // Not this user's passkey in a sign-in started with an identifier: refused only now, after the
+    // same signature check as the user's own (against a stand-in key for an unknown credential),
+    // so that a refusal takes as long whoever the identifier is.
+    if (!passkey || (identified && passkey.user_id !== challenge.user_id))
+      throw fail(passkey ? 'wrong_user' : 'unknown_passkey', failed(IDENTIFIED_REFUSAL));
+    if (!verification)
       throw fail(
         'verification_failed',
-        refusal(`the passkey assertion could not be verified: ${failureReason(error)}`),
+        refusal(`the passkey assertion could not be verified: ${failureReason(unverifiable)}`),
       );
-    }
-    if (foreign || !passkey)
-      throw fail(passkey ? 'wrong_user' : 'unknown_passkey', failed(IDENTIFIED_REFUSAL));
     if (!verification.verified) {
       throw fail('verification_failed', refusal('the passkey signature is not valid'));
     }
