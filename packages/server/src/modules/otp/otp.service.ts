@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { ErrorCodes, type OtpStarted, type SignInResult } from '@tessera/core';
 import type { Config, RateLimit } from '../../config/index.js';
 import { hmac, safeEqual } from '../../crypto/hash.js';
@@ -543,7 +542,7 @@ const challengeUsed = () => badRequest('this code has already been used', ErrorC
  * request that finishes the challenge, so that only one of them can store it.
  */
 export function sessionIdOf(key: Buffer, challengeId: string): string {
-  const bytes = createHmac('sha256', key).update('otp-session\0').update(challengeId).digest();
+  const bytes = Buffer.from(hmac(key, 'otp-session', challengeId), 'base64url');
   bytes[6] = (bytes[6]! & 0x0f) | 0x40;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex', 0, 16);
