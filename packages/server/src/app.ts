@@ -1,9 +1,11 @@
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ErrorCodes } from '@tessera/core';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyServerFactory,
   LogController,
 } from 'fastify';
 import type { Config } from './config/index.js';
@@ -22,6 +24,7 @@ import { publicFamily } from './http/public.js';
 import { codeUnitLengths } from './http/string-length.js';
 import { httpTimeouts } from './http-timeouts.js';
 import { HOUSEKEEPING_INTERVAL_MS } from './keys/rotation.js';
+import { verifyFastPath } from './modules/verify/verify-fast-path.js';
 import { answerClientError, rememberProblem } from './plugins/error-handler.js';
 import { trackInFlight } from './plugins/in-flight.js';
 
@@ -34,6 +37,32 @@ function fastifyTrustProxy(
 ): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (typeof trust === 'number') return (_address, hop) => hop < trust;
   return trust;
+}
+
+type Take = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/**
+ * Fastify's HTTP/1.1 server, with its timeouts set as Fastify sets them on its own, whose requests
+ * go first to `first()` (once set): those it does not take go to Fastify.
+ */
+function serverTakingFirst(first: () => Take | undefined): FastifyServerFactory {
+  return (handler, fastifyOptions) => {
+    const options = fastifyOptions as {
+      http?: ServerOptions;
+      keepAliveTimeout?: number;
+      requestTimeout?: number;
+      connectionTimeout?: number;
+      maxRequestsPerSocket?: number;
+    };
+    const server = createServer(options.http ?? {}, (request, response) => {
+      if (!first()?.(request, response)) handler(request, response);
+    });
+    server.keepAliveTimeout = options.keepAliveTimeout ?? server.keepAliveTimeout;
+    server.requestTimeout = options.requestTimeout ?? server.requestTimeout;
+    server.setTimeout(options.connectionTimeout ?? 0);
+    if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+    return server;
+  };
 }
 
 /**
@@ -63,7 +92,10 @@ export async function buildApp(
   deps: AppDeps,
 ): Promise<{ app: FastifyInstance; ctx: AppContext }> {
   const ctx = createContext(config, deps);
+  let fastPath: Take | undefined;
   const app = Fastify({
+    // POST /verify is answered ahead of Fastify's pipeline when it can be (verify-fast-path.ts).
+    serverFactory: serverTakingFirst(() => fastPath),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // /verify is the hot path and logs nothing when it works: it skips the per-request child
@@ -106,10 +138,9 @@ export async function buildApp(
   // Before any route: app.close() then waits for running handlers, so storage closes after them.
   // A request that still arrives on an open connection once closing has begun is refused with a
   // 503 in its family's format (the family's error handler renders it) and Retry-After.
-  trackInFlight(app, {
-    refuseWhenClosing: () =>
-      serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING, true),
-  });
+  const refuseWhenClosing = () =>
+    serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING, true);
+  const inFlight = trackInFlight(app, { refuseWhenClosing });
   // Route families: each an encapsulated scope with its own CORS, authentication and error format.
   await app.register(publicFamily(ctx));
   await app.register(appFacingFamily(ctx));
@@ -117,6 +148,23 @@ export async function buildApp(
   await app.register(integratorFamily(ctx));
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));
+
+  fastPath = verifyFastPath({
+    verify: ctx.verify,
+    metrics: ctx.metrics,
+    logger: deps.logger,
+    bodyLimit: config.bodyLimit,
+    inFlight,
+    refuseWhenClosing,
+    replay: (request, body) =>
+      app.inject({
+        method: 'POST',
+        url: request.url ?? '/verify',
+        headers: request.headers,
+        payload: body,
+        remoteAddress: request.socket.remoteAddress ?? '127.0.0.1',
+      }),
+  });
 
   ctx.revocations.start();
   if (ctx.notices) followNotices(app, ctx, ctx.notices);

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import { ErrorCodes } from '@tessera/core';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { TesseraError } from '../errors.js';
@@ -55,6 +55,30 @@ export function maskedPath(url: string): string {
 }
 
 /**
+ * The access-log line of a finished request: failures at info (with the error code and the
+ * project), successes at debug. `request` gives both for a Fastify request; the /verify fast path
+ * (modules/verify/verify-fast-path.ts) passes its error code, and has no project.
+ */
+export function logCompletion(
+  log: Logger,
+  done: { method: string; url: string; status: number; ms: number; request?: FastifyRequest; code?: string },
+): void {
+  const level = done.status >= 400 ? 'info' : 'debug';
+  if (!log.isLevelEnabled(level)) return;
+  const line: Record<string, unknown> = {
+    method: done.method,
+    url: done.url,
+    status: done.status,
+    ms: Math.round(done.ms),
+  };
+  if (done.status >= 400) {
+    line.code = done.request ? problemCodeOf(done.request) : done.code;
+    line.project = (done.request as { project?: { id: string } } | undefined)?.project?.id;
+  }
+  log[level](line, 'request completed');
+}
+
+/**
  * What every family shares, set on the root before the families are registered (a child scope
  * copies its parent's hooks when it is created). The root's error and not-found handlers answer
  * paths that belong to no family. All hooks are callback-style: no promise per request.
@@ -83,25 +107,19 @@ export async function registerCommon(
     if (containsNul(request.query) || containsNul(request.params)) return done(NUL_REFUSED());
     done();
   });
-  // One access-log line per request (failures at info, successes at debug) and the metrics.
+  // One access-log line per request and the metrics.
   app.addHook('onResponse', (request, reply, done) => {
     done();
     const status = reply.statusCode;
     const route = request.routeOptions.url;
     metrics.observeRequest(request.method, route ?? unmatchedLabel(status), status, reply.elapsedTime / 1000);
-    const level = status >= 400 ? 'info' : 'debug';
-    if (!(request.log as Logger).isLevelEnabled(level)) return;
-    const line: Record<string, unknown> = {
+    logCompletion(request.log as Logger, {
       method: request.method,
       url: route ?? maskedPath(request.url),
       status,
-      ms: Math.round(reply.elapsedTime),
-    };
-    if (status >= 400) {
-      line.code = problemCodeOf(request);
-      line.project = (request as { project?: { id: string } }).project?.id;
-    }
-    request.log[level](line, 'request completed');
+      ms: reply.elapsedTime,
+      request,
+    });
   });
 
   if (options.checkResponses) checkResponseContract(app);

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ErrorCodes, VerifyReasons } from '@tessera/core';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCodes, type VerifyReason, VerifyReasons } from '@tessera/core';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError, TesseraError, toKnownError } from '../errors.js';
 
 /**
@@ -55,9 +55,12 @@ function isFrameworkClientError(error: FastifyError | Error): error is FastifyEr
 
 /**
  * Known errors keep their status and code; everything else becomes a 500 whose detail only the
- * log sees. Every 5xx is logged.
+ * log sees. Every 5xx is logged on `log`.
  */
-function knownError(error: FastifyError | Error, request: FastifyRequest): TesseraError {
+export function knownErrorOf(
+  error: FastifyError | Error,
+  log: Pick<FastifyBaseLogger, 'error'>,
+): TesseraError {
   // Fastify's own 4xx first: a body the client stopped sending fails with Node's `aborted`, code
   // ECONNRESET like a database socket's, and must not be told (or logged) as a database outage.
   // Then a database that is away becomes a 503 with Retry-After (toKnownError), never a 500.
@@ -66,8 +69,7 @@ function knownError(error: FastifyError | Error, request: FastifyRequest): Tesse
     toKnownError(error) ??
     fromFastify(error as FastifyError);
   if (!known) {
-    request.log.error({ err: error }, 'unexpected error');
-    rememberProblem(request, ErrorCodes.internalError);
+    log.error({ err: error }, 'unexpected error');
     return new TesseraError(
       500,
       ErrorCodes.internalError,
@@ -75,7 +77,13 @@ function knownError(error: FastifyError | Error, request: FastifyRequest): Tesse
     );
   }
   if (known.statusCode >= 500 && !known.deliberate)
-    request.log.error({ code: known.code, err: known.cause }, known.message);
+    log.error({ code: known.code, err: known.cause }, known.message);
+  return known;
+}
+
+/** `knownErrorOf` for a request, remembering its code for the access-log line. */
+function knownError(error: FastifyError | Error, request: FastifyRequest): TesseraError {
+  const known = knownErrorOf(error, request.log);
   rememberProblem(request, known.code);
   return known;
 }
@@ -123,15 +131,20 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
  * `POST /verify`'s `{ success: false, reason }` with one of the fixed reasons: a malformed
  * request, a body over the limit, or — for a 5xx — an internal error (the token was not checked).
  */
-export function verifyErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const known = knownError(error, request);
+export function verifyRefusal(known: TesseraError): { success: false; reason: VerifyReason } {
   const reason =
     known.statusCode >= 500
       ? VerifyReasons.internalError
       : known.statusCode === 413
         ? VerifyReasons.tooLarge
         : VerifyReasons.malformedRequest;
-  return reply.code(known.statusCode).headers(known.headers).send({ success: false, reason });
+  return { success: false, reason };
+}
+
+/** The error handler of `POST /verify`: `verifyRefusal`, with the error's status and headers. */
+export function verifyErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = knownError(error, request);
+  return reply.code(known.statusCode).headers(known.headers).send(verifyRefusal(known));
 }
 
 const noRoute = (request: FastifyRequest) => {

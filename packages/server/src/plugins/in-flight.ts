@@ -11,6 +11,14 @@ export interface InFlight {
   readonly count: number;
   /** Resolves `true` once no request is being handled, or `false` if `timeoutMs` passes first. */
   drained(timeoutMs: number): Promise<boolean>;
+  /** Whether `app.close()` has begun: requests arriving now are refused (`refuseWhenClosing`). */
+  readonly closing: boolean;
+  /**
+   * Counts a request answered outside Fastify's lifecycle (the /verify fast path) until `leave`:
+   * `app.close()` waits for it as for a handler.
+   */
+  enter(): void;
+  leave(): void;
 }
 
 export interface InFlightOptions {
@@ -48,6 +56,8 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
   /** The same sets, while their connection is open: walked once, when closing begins. */
   const openConnections = new Set<Set<FastifyReply>>();
   let open = 0;
+  /** Requests counted by `enter` and not yet by `leave`. */
+  let entered = 0;
   /** Requests whose connection closed before their response was over, while their code runs on. */
   const orphans = new Set<FastifyReply>();
   /** Handlers that returned nothing after their client left: Fastify sends nothing for them. */
@@ -125,12 +135,21 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
 
   const count = () => {
     pruneOrphans();
-    return open + orphans.size;
+    return open + entered + orphans.size;
   };
 
   const inFlight: InFlight = {
     get count() {
       return count();
+    },
+    get closing() {
+      return closing;
+    },
+    enter() {
+      entered++;
+    },
+    leave() {
+      entered--;
     },
     async drained(timeoutMs) {
       // Polled: orphans end without an event (a reply sent to a closed connection).

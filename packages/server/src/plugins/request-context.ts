@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ErrorCodes } from '@tessera/core';
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { RateLimit } from '../config/index.js';
@@ -34,7 +35,7 @@ export interface AppHooks {
  * Bearer (issue 12). One over 100 characters is kept as sent: no project has it either (ids are
  * 1–100 characters, checked before any read), and it is answered as an unknown id, not a missing one.
  */
-export function apiKeyIdOf(request: FastifyRequest): string | undefined {
+export function apiKeyIdOf(request: { headers: IncomingHttpHeaders }): string | undefined {
   const value = request.headers.api_key_id ?? request.headers['api-key-id'];
   if (value === undefined) return undefined;
   return typeof value === 'string' ? value : '';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
@@ -143,6 +143,8 @@ export interface StartOptions {
   masterKey?: string;
   /** Where the server logs (JSON lines), at TESSERA_LOG_LEVEL or `info`; silent by default. */
   logStream?: { write(line: string): void };
+  /** An `onRoute` hook added before any route (to wrap a route's handler). */
+  onRoute?: onRouteHookHandler;
 }
 
 export interface TestServer {
@@ -208,6 +210,7 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     logger,
     checkResponses: true,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.onRoute ? { onRoute: options.onRoute } : {}),
   });
   await app.listen({ host: '127.0.0.1', port });
   // Project names are unique: a second server on the same storage names its project after its port.

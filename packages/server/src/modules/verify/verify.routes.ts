@@ -5,9 +5,12 @@ import { VerifyAnswer } from '../../http/schemas.js';
 import { apiKeyIdOf } from '../../plugins/request-context.js';
 import type { VerifyResult, VerifyService } from './verify.service.js';
 
+/** The longest access token /verify reads, in UTF-16 code units (the schema's `maxLength`). */
+export const MAX_ACCESS_TOKEN_LENGTH = 8192;
+
 const Body = Type.Object({
   oauth_token: Type.Object(
-    { access_token: Type.String({ maxLength: 8192 }) },
+    { access_token: Type.String({ maxLength: MAX_ACCESS_TOKEN_LENGTH }) },
     { additionalProperties: true },
   ),
 });
