@@ -199,6 +199,75 @@ describePostgres('one-statement hot paths [postgres]', () => {
     }
   });
 
+  test('a right code within the budgets is counted in none of them; a wrong one in all three', async () => {
+    const rows = () => storage.db.kysely.selectFrom('rate_limits').select(['key', 'count']).execute();
+    const right = await newChallenge('ada@example.com', '123456', 5);
+    const signedIn = await guess(storage.db, right, '123456');
+    assert.equal(signedIn.free, true);
+    assert.ok(signedIn.signedIn);
+    assert.equal(signedIn.network, undefined);
+    assert.deepEqual(await rows(), []);
+    const wrong = await guess(storage.db, await newChallenge('ada@example.com', '123456', 5), '000000');
+    assert.equal(wrong.free, undefined);
+    assert.equal(wrong.network?.count, 1);
+    assert.deepEqual(
+      (await rows()).map((r) => r.count),
+      [1, 1, 1],
+    );
+    // A right code for a challenge that is no longer open (used) is counted like any guess.
+    const again = await guess(storage.db, right, '123456');
+    assert.equal(again.free, undefined);
+    assert.equal(again.network?.count, 2);
+  });
+
+  test('a right code when a budget is spent is counted and refused like a wrong one', async () => {
+    const limits = { network: 2, everywhere: 100 };
+    for (let i = 0; i < 2; i++)
+      await guess(
+        storage.db,
+        await newChallenge('ada@example.com', '123456', 5),
+        '000000',
+        '192.0.2.1',
+        limits,
+      );
+    const id = await newChallenge('ada@example.com', '123456', 5);
+    const right = await guess(storage.db, id, '123456', '192.0.2.1', limits);
+    const wrong = await guess(storage.db, id, '000000', '192.0.2.1', limits);
+    for (const refused of [right, wrong]) {
+      assert.equal(refused.free, undefined);
+      assert.equal(refused.attempt, undefined);
+      assert.equal(refused.signedIn, undefined);
+    }
+    assert.deepEqual([right.network?.count, wrong.network?.count], [3, 4]);
+    // Another network's budget is not spent: there the right code is free and signs in.
+    const elsewhere = await guess(storage.db, id, '123456', '198.51.100.7', limits);
+    assert.equal(elsewhere.free, true);
+    assert.ok(elsewhere.signedIn);
+  });
+
+  test('parallel wrong guesses and a right one: the budget passes exactly `limit` wrong ones', async () => {
+    const limits = { network: 5, everywhere: 100 };
+    const wrongChallenge = await newChallenge('ada@example.com', '123456', 1000);
+    const rightChallenge = await newChallenge('ada@example.com', '654321', 5);
+    const results = await spread(21, dbs, (db, i) =>
+      i === 10
+        ? guess(db, rightChallenge, '654321', '192.0.2.1', limits)
+        : guess(db, wrongChallenge, '000000', '192.0.2.1', limits),
+    );
+    const wrongTaken = results.filter((r, i) => i !== 10 && r.attempt).length;
+    assert.equal(wrongTaken, 5);
+    const rightOne = results[10]!;
+    // The right code signs in unless the wrong ones had spent the budget when it was read.
+    if (rightOne.free) assert.ok(rightOne.signedIn);
+    else assert.equal(rightOne.signedIn, undefined);
+    const [window] = await storage.db.kysely
+      .selectFrom('rate_limits')
+      .select('count')
+      .where('key', '=', rateLimitKey('otp-guess', [projectId, 'ada@example.com', '192.0.2.1'].join('\0')))
+      .execute();
+    assert.equal(window?.count, rightOne.free ? 20 : 21);
+  });
+
   test('a used or expired challenge takes no attempt', async () => {
     const id = await newChallenge('ada@example.com', '123456', 5);
     assert.ok((await guess(storage.db, id, '123456')).signedIn);

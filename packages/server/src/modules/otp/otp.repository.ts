@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
@@ -97,6 +97,11 @@ export interface GuessBudget {
 export interface Guess {
   /** The challenge's identifier; absent when there is no such challenge in the project (nothing was counted). */
   identifier?: string;
+  /**
+   * The right code for an open challenge, within all three budgets: counted in none of them (the
+   * windows are then absent), nothing to give back.
+   */
+  free?: true;
   /** The network budget's window after this guess. */
   network?: RateWindow;
   /** The network's daily budget's window after this guess; absent when the network budget refused. */
@@ -111,6 +116,7 @@ export interface Guess {
 
 interface GuessRow {
   challenge_identifier: string | null;
+  free: boolean;
   network_count: number | null;
   network_reset_at: number | null;
   day_count: number | null;
@@ -141,6 +147,12 @@ interface GuessRow {
  * wins it; `signed_in` then creates or touches the user. Rows are locked in that order (budgets,
  * challenge, user) by every guess. The MAC is compared by PostgreSQL, not in constant time: it
  * is an HMAC under the server's key, so its timing tells a guesser nothing about the code.
+ *
+ * Except (`free`): the right code for a challenge still open, within all three budgets as they
+ * stand (`seen`), is counted in none of them. The budgets count wrong codes: SQLite's steps take a
+ * unit of each and give it back once the code is right (six row writes). Wrong guesses racing it
+ * are counted as if it came first; a right code is counted, and refused, like a wrong one when a
+ * budget is spent, so a refusal's writes do not tell a right code from a wrong one.
  */
 const guessAtOnce = prepared(
   (
@@ -164,20 +176,38 @@ const guessAtOnce = prepared(
     newUserId: string,
   ) => {
     const identifier = sql<string>`identifier`;
+    const ofChallenge = sql<string>`ch.identifier`;
+    const current = (alias: string, key: RawBuilder<string>) =>
+      sql`left join rate_limits as ${sql.raw(alias)} on ${sql.raw(alias)}.key = ${key} and ${sql.raw(alias)}.reset_at > ${now}`;
     return sql<GuessRow>`with
   ch as (
-    select identifier from otp_challenges where id = ${id} and project_id = ${projectId}
+    select identifier,
+      code_hash = ${codeHash} and consumed_at is null and expires_at > ${now} and attempts < max_attempts as right_and_open
+    from otp_challenges where id = ${id} and project_id = ${projectId}
   ),
-  network as (${hitIn('ch', keyIn(networkHead, identifier, networkTail), now, networkResetAt)}),
+  seen as (
+    select ch.right_and_open, n.count as network, d.count as day, e.count as everywhere
+    from ch
+      ${current('n', keyIn(networkHead, ofChallenge, networkTail))}
+      ${current('d', keyIn(dayHead, ofChallenge, dayTail))}
+      ${current('e', keyIn(everywhereHead, ofChallenge, everywhereTail))}
+  ),
+  free as (
+    select true as free from seen
+    where right_and_open and coalesce(network, 0) < ${networkLimit} and coalesce(day, 0) < ${dayLimit}
+      and coalesce(everywhere, 0) < ${everywhereLimit}
+  ),
+  counted as (select identifier from ch where not exists (select from free)),
+  network as (${hitIn('counted', keyIn(networkHead, identifier, networkTail), now, networkResetAt)}),
   day as (${hitIn(
-    'ch',
+    'counted',
     keyIn(dayHead, identifier, dayTail),
     now,
     dayResetAt,
     sql<boolean>`(select count from network) <= ${networkLimit}`,
   )}),
   everywhere as (${hitIn(
-    'ch',
+    'counted',
     keyIn(everywhereHead, identifier, everywhereTail),
     now,
     everywhereResetAt,
@@ -187,7 +217,8 @@ const guessAtOnce = prepared(
     update otp_challenges
     set attempts = attempts + 1, consumed_at = case when code_hash = ${codeHash} then ${now}::bigint end
     where id = ${id} and project_id = ${projectId} and consumed_at is null and expires_at > ${now}
-      and attempts < max_attempts and (select count from everywhere) <= ${everywhereLimit}
+      and attempts < max_attempts
+      and (exists (select from free) or (select count from everywhere) <= ${everywhereLimit})
     returning identifier, channel, attempts, max_attempts, consumed_at is not null as matched
   ),
   signed_in as (
@@ -198,7 +229,7 @@ const guessAtOnce = prepared(
     on conflict (project_id, identifier) do update set last_sign_in_at = excluded.last_sign_in_at
     returning id, identifier, identifier_type, client_user_id, created_at, last_sign_in_at
   )
-select (select identifier from ch) as challenge_identifier,
+select (select identifier from ch) as challenge_identifier, exists (select from free) as free,
   network.count as network_count, network.reset_at as network_reset_at,
   day.count as day_count, day.reset_at as day_reset_at,
   everywhere.count as everywhere_count, everywhere.reset_at as everywhere_reset_at,
@@ -291,8 +322,9 @@ export class OtpRepository {
 
   /**
    * PostgreSQL only: counts a guess in both budgets, takes an attempt, consumes the challenge when
-   * `codeHash` is its code's, and signs the user in, in one statement (see `guessAtOnce`). The
-   * refunds of a right guess are the caller's (they touch the rows this statement counted on).
+   * `codeHash` is its code's, and signs the user in, in one statement (see `guessAtOnce`). A right
+   * code within the budgets is counted in none (`free`); the refunds of another right guess are the
+   * caller's (they touch the rows this statement counted on).
    */
   async guess(
     projectId: string,
@@ -331,6 +363,7 @@ export class OtpRepository {
     if (!row) throw new Error('the OTP guess statement returned no row');
     const guess: Guess = {};
     if (row.challenge_identifier !== null) guess.identifier = row.challenge_identifier;
+    if (row.free) guess.free = true;
     const networkWindow = windowOf(row.network_count, row.network_reset_at);
     const everywhereWindow = windowOf(row.everywhere_count, row.everywhere_reset_at);
     const dayWindow = windowOf(row.day_count, row.day_reset_at);

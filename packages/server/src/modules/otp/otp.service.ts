@@ -391,8 +391,9 @@ export class OtpService {
 
   /**
    * `complete` on PostgreSQL, in two statements: the guess (budgets, attempt, consumption and the
-   * user, see OtpRepository.guess), then the sign-in's event and session with the refunds of the
-   * budgets. Same rules and answers as the steps above, which SQLite runs.
+   * user, see OtpRepository.guess), then the sign-in's event and session (with the refunds of the
+   * budgets when the right code was counted in them: a right code within them is `free`). Same
+   * rules and answers as the steps above, which SQLite runs.
    */
   async #completeAtOnce(
     project: Project,
@@ -417,27 +418,31 @@ export class OtpService {
       },
       newUserId,
     );
-    const { identifier, network, day, everywhere: ceiling, attempt, signedIn } = guess;
-    if (identifier === undefined || !network) throw challengeNotFound();
+    const { identifier, free, network, day, everywhere: ceiling, attempt, signedIn } = guess;
+    if (identifier === undefined) throw challengeNotFound();
     const subject = subjectOf(parts.network, identifier);
     const everywhere = subjectOf(parts.everywhere, identifier);
-    if (network.count > limits.otpGuessesPerIdentifier.limit) {
-      return this.#throttled(project, false, secondsLeft(network, now));
-    }
-    if (!day) throw new Error("the OTP guess statement skipped the network's daily budget");
-    if (day.count > limits.otpGuessesPerNetworkDaily.limit) {
-      await this.limiter.refund(GUESS, subject);
-      return this.#throttled(project, false, secondsLeft(day, now));
-    }
-    if (!ceiling) throw new Error('the OTP guess statement skipped the identifier-wide budget');
-    if (ceiling.count > limits.otpGuessesCeiling.limit) {
-      await this.limiter.refund(GUESS, subject);
-      await this.limiter.refund(GUESS_DAY, subject);
-      return this.#throttled(project, true, secondsLeft(ceiling, now));
+    // A right code within the budgets was counted in none of them: nothing to give back.
+    const refundGuess = free ? async () => {} : () => this.#refundGuess(subject, everywhere);
+    if (!free) {
+      if (!network) throw challengeNotFound();
+      if (network.count > limits.otpGuessesPerIdentifier.limit) {
+        return this.#throttled(project, false, secondsLeft(network, now));
+      }
+      if (!day) throw new Error("the OTP guess statement skipped the network's daily budget");
+      if (day.count > limits.otpGuessesPerNetworkDaily.limit) {
+        await this.limiter.refund(GUESS, subject);
+        return this.#throttled(project, false, secondsLeft(day, now));
+      }
+      if (!ceiling) throw new Error('the OTP guess statement skipped the identifier-wide budget');
+      if (ceiling.count > limits.otpGuessesCeiling.limit) {
+        await this.limiter.refund(GUESS, subject);
+        await this.limiter.refund(GUESS_DAY, subject);
+        return this.#throttled(project, true, secondsLeft(ceiling, now));
+      }
     }
     if (!attempt) {
-      const refund = () => this.#refundGuess(subject, everywhere);
-      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now, refund);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now, refundGuess);
     }
     if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
@@ -448,13 +453,15 @@ export class OtpService {
       extras: {
         pin: signedIn.pin,
         claims: signedIn.claims,
-        // A right code gives both budget units back, with the sign-in's own writes. First, and
-        // in this order: the guess statement locks the same rows in the same order.
-        writes: [
-          refundWrite(rateLimitKey(GUESS, subject)),
-          refundWrite(rateLimitKey(GUESS_DAY, subject)),
-          refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
-        ],
+        // A right code counted in the budgets gives its units back, with the sign-in's own
+        // writes. First, and in this order: the guess statement locks the same rows in the same order.
+        writes: free
+          ? []
+          : [
+              refundWrite(rateLimitKey(GUESS, subject)),
+              refundWrite(rateLimitKey(GUESS_DAY, subject)),
+              refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
+            ],
       },
     });
   }
