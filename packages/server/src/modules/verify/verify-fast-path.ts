@@ -59,7 +59,7 @@ function tokenOf(body: unknown): string | undefined {
 
 /**
  * `POST /verify` answered on the HTTP server ahead of Fastify's request pipeline, for requests
- * whose answer it can give exactly as the route would (docs/ARCHITECTURE.md, "/verify fast path").
+ * whose answer it can give exactly as the route would (docs/ARCHITECTURE.md, "`/verify` hot path").
  * /verify is the hot path of integrators without a backend; for a token seen before, Fastify's
  * routing, request and reply objects, hooks, schema validation and serialisation cost as much as
  * everything else the request does.
