@@ -3,17 +3,23 @@
 // app.inject (always Fastify's pipeline), and both answers must be the same.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VerifyReasons } from '@tessera/core';
-import type { onRequestHookHandler } from 'fastify';
 import { DatabaseUnavailableError } from '../../src/errors.js';
 import { signJwt } from '../../src/tokens/jwt.js';
 import { eachDialect, startServer, type TestServer, uniqueEmail } from '../helpers/harness.js';
+import {
+  type Answer,
+  countVerifyRequests,
+  injected,
+  overSocket,
+  type Sent,
+} from '../helpers/verify-parity.js';
 
-interface Sent {
+/** A request to POST /verify unless said otherwise, as JSON unless said otherwise. */
+interface Request {
   method?: string;
   path?: string;
   headers?: Record<string, string>;
@@ -22,80 +28,24 @@ interface Sent {
   chunked?: boolean;
 }
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | undefined>;
-  text: string;
-}
-
-/** The headers an answer is compared on (not Date, Connection, Keep-Alive: the hop's own). */
-const COMPARED = [
-  'content-type',
-  'content-length',
-  'access-control-allow-origin',
-  'retry-after',
-  'cache-control',
-  'vary',
-];
-
-const pick = (headers: Record<string, unknown>): Record<string, string | undefined> =>
-  Object.fromEntries(
-    COMPARED.map((name) => [name, headers[name] === undefined ? undefined : String(headers[name])]),
-  );
-
-function overSocket(url: string, sent: Sent): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(sent.path ?? '/verify', url);
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', ...sent.headers };
-    const body = sent.body === undefined ? undefined : Buffer.from(sent.body);
-    if (body && !sent.chunked) headers['content-length'] = body.length;
-    const req = httpRequest(target, { method: sent.method ?? 'POST', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: pick(res.headers),
-          text: Buffer.concat(chunks).toString(),
-        }),
-      );
-    });
-    req.on('error', reject);
-    if (body && sent.chunked) {
-      req.write(body.subarray(0, 5));
-      req.end(body.subarray(5));
-    } else req.end(body);
-  });
-}
-
-async function injected(server: TestServer, sent: Sent): Promise<Answer> {
-  const answer = await server.app.inject({
-    method: (sent.method ?? 'POST') as 'POST',
-    url: sent.path ?? '/verify',
-    headers: { 'content-type': 'application/json', ...sent.headers },
-    ...(sent.body === undefined ? {} : { payload: sent.body }),
-  });
-  return { status: answer.statusCode, headers: pick(answer.headers), text: answer.body };
-}
+const sentOf = (request: Request): Sent => ({
+  method: request.method ?? 'POST',
+  path: request.path ?? '/verify',
+  headers: { 'content-type': 'application/json', ...request.headers },
+  body: request.body === undefined ? undefined : Buffer.from(request.body),
+  ...(request.chunked ? { chunkedAt: 5 } : {}),
+});
 
 eachDialect('POST /verify fast path', (dialect) => {
   let server: TestServer;
   let token: string;
-  /** Requests routed to POST /verify by Fastify (an `onRequest` hook of the route): those it answered. */
-  let handled = 0;
+  /** Requests routed to POST /verify by Fastify: those its pipeline answered. */
+  const routed = countVerifyRequests();
 
   before(async () => {
     server = await startServer(dialect, {
       env: { TESSERA_RATE_LIMIT_IP: '100000/60' },
-      onRoute: (route) => {
-        if (route.url !== '/verify' || route.method !== 'POST') return;
-        const count: onRequestHookHandler = (_request, _reply, done) => {
-          handled++;
-          done();
-        };
-        const own = route.onRequest;
-        route.onRequest = own === undefined ? [count] : [count, ...(Array.isArray(own) ? own : [own])];
-      },
+      onRoute: routed.onRoute,
     });
     token = (await server.signIn(uniqueEmail('fast'))).access_token;
   });
@@ -105,17 +55,18 @@ eachDialect('POST /verify fast path', (dialect) => {
     JSON.stringify({ oauth_token: { access_token: accessToken }, ...extra });
 
   /** Sends `sent` both ways; returns the socket's answer and how many the route handler answered. */
-  async function both(sent: Sent): Promise<{ answer: Answer; viaFastify: number }> {
-    const before = handled;
+  async function both(request: Request): Promise<{ answer: Answer; viaFastify: number }> {
+    const sent = sentOf(request);
+    const before = routed.count;
     const answer = await overSocket(server.url, sent);
-    const viaFastify = handled - before;
-    assert.deepEqual(answer, await injected(server, sent), `the same answer for ${JSON.stringify(sent)}`);
+    const viaFastify = routed.count - before;
+    assert.deepEqual(answer, await injected(server, sent), `the same answer for ${JSON.stringify(request)}`);
     return { answer, viaFastify };
   }
 
   test('well-formed requests are answered ahead of Fastify, exactly as the route answers them', async () => {
     const apiKeyId = server.project.api_key_id;
-    const cases: Array<[Sent, string]> = [
+    const cases: Array<[Request, string]> = [
       [{ body: body(token) }, '{"success":true}'],
       [{ body: body(token), headers: { api_key_id: apiKeyId } }, '{"success":true}'],
       [{ body: body(token), headers: { 'Api-Key-Id': apiKeyId } }, '{"success":true}'],
@@ -146,7 +97,7 @@ eachDialect('POST /verify fast path', (dialect) => {
   });
 
   test('bodies a plain JSON.parse could judge otherwise than Fastify are replayed through it', async () => {
-    const cases: Sent[] = [
+    const cases: Request[] = [
       { body: '{"oauth_token":{"access_token":"a\\u0000b"}}' },
       { body: JSON.stringify({ oauth_token: { access_token: `${token}\\` } }) },
       { body: `{"oauth_token":{"access_token":"${token}"},"__proto__":{"x":1}}` },
@@ -177,7 +128,7 @@ eachDialect('POST /verify fast path', (dialect) => {
   });
 
   test('requests it does not take go to Fastify untouched, and are answered alike', async () => {
-    const cases: Array<[Sent, number]> = [
+    const cases: Array<[Request, number]> = [
       [{ body: body(token), headers: { 'content-type': 'text/plain' } }, 400],
       [{ body: body(token), headers: { 'content-type': 'application/json; charset=latin1' } }, 200],
       [{ body: body(token), chunked: true }, 200],
@@ -246,8 +197,8 @@ eachDialect('POST /verify fast path', (dialect) => {
       return line ? Number(line.split(' ').pop()) : 0;
     };
     const before = count(await metricsOf());
-    await overSocket(server.url, { body: body(token) });
-    await overSocket(server.url, { body: body(token) });
+    await overSocket(server.url, sentOf({ body: body(token) }));
+    await overSocket(server.url, sentOf({ body: body(token) }));
     assert.equal(count(await metricsOf()) - before, 2);
   });
 });
