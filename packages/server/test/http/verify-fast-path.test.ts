@@ -188,6 +188,24 @@ eachDialect('POST /verify fast path', (dialect) => {
     }
   });
 
+  test("a replay that fails, even by throwing, is answered 500 in /verify's format, not left hanging", async () => {
+    const inject = server.app.inject;
+    const sent = sentOf({ body: body(token).replace('"access_token"', '"access\\u005ftoken"') });
+    try {
+      server.app.inject = (() => {
+        throw new Error('inject broke');
+      }) as unknown as typeof inject;
+      const thrown = await overSocket(server.url, sent);
+      assert.equal(thrown.status, 500);
+      assert.equal(thrown.text, JSON.stringify({ success: false, reason: VerifyReasons.internalError }));
+      server.app.inject = (() => Promise.reject(new Error('inject failed'))) as unknown as typeof inject;
+      assert.equal((await overSocket(server.url, sent)).status, 500);
+    } finally {
+      server.app.inject = inject;
+    }
+    assert.equal((await overSocket(server.url, sent)).text, '{"success":true}');
+  });
+
   test('answers ahead of Fastify are counted in the request metrics', async () => {
     const metricsOf = () => server.ctx.metrics.text();
     const count = (text: string) => {

@@ -130,8 +130,9 @@ export function verifyFastPath(
   /** Answers through the Fastify application (`replay`); counted in flight until answered. */
   const replay = (request: IncomingMessage, response: ServerResponse, started: number, body: Buffer) => {
     inFlight.enter();
-    deps
-      .replay(request, body)
+    // A replay that throws instead of rejecting is refused like one that rejects, never uncaught.
+    Promise.resolve()
+      .then(() => deps.replay(request, body))
       .then(
         (answer) => {
           const headers = { ...answer.headers };
