@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
@@ -176,39 +176,42 @@ const guessAtOnce = prepared(
     newUserId: string,
   ) => {
     const identifier = sql<string>`identifier`;
-    const ofChallenge = sql<string>`ch.identifier`;
-    const current = (alias: string, key: RawBuilder<string>) =>
-      sql`left join rate_limits as ${sql.raw(alias)} on ${sql.raw(alias)}.key = ${key} and ${sql.raw(alias)}.reset_at > ${now}`;
+    // A window as it stands (no lock), by the key `ch` computed.
+    const current = (alias: string, key: string) =>
+      sql`left join rate_limits as ${sql.raw(alias)} on ${sql.raw(alias)}.key = ch.${sql.raw(key)} and ${sql.raw(alias)}.reset_at > ${now}`;
     return sql<GuessRow>`with
   ch as (
     select identifier,
-      code_hash = ${codeHash} and consumed_at is null and expires_at > ${now} and attempts < max_attempts as right_and_open
+      code_hash = ${codeHash} and consumed_at is null and expires_at > ${now} and attempts < max_attempts as right_and_open,
+      ${keyIn(networkHead, identifier, networkTail)} as network_key,
+      ${keyIn(dayHead, identifier, dayTail)} as day_key,
+      ${keyIn(everywhereHead, identifier, everywhereTail)} as everywhere_key
     from otp_challenges where id = ${id} and project_id = ${projectId}
   ),
   seen as (
     select ch.right_and_open, n.count as network, d.count as day, e.count as everywhere
     from ch
-      ${current('n', keyIn(networkHead, ofChallenge, networkTail))}
-      ${current('d', keyIn(dayHead, ofChallenge, dayTail))}
-      ${current('e', keyIn(everywhereHead, ofChallenge, everywhereTail))}
+      ${current('n', 'network_key')}
+      ${current('d', 'day_key')}
+      ${current('e', 'everywhere_key')}
   ),
   free as (
     select true as free from seen
     where right_and_open and coalesce(network, 0) < ${networkLimit} and coalesce(day, 0) < ${dayLimit}
       and coalesce(everywhere, 0) < ${everywhereLimit}
   ),
-  counted as (select identifier from ch where not exists (select from free)),
-  network as (${hitIn('counted', keyIn(networkHead, identifier, networkTail), now, networkResetAt)}),
+  counted as (select network_key, day_key, everywhere_key from ch where not exists (select from free)),
+  network as (${hitIn('counted', sql<string>`network_key`, now, networkResetAt)}),
   day as (${hitIn(
     'counted',
-    keyIn(dayHead, identifier, dayTail),
+    sql<string>`day_key`,
     now,
     dayResetAt,
     sql<boolean>`(select count from network) <= ${networkLimit}`,
   )}),
   everywhere as (${hitIn(
     'counted',
-    keyIn(everywhereHead, identifier, everywhereTail),
+    sql<string>`everywhere_key`,
     now,
     everywhereResetAt,
     sql<boolean>`(select count from day) <= ${dayLimit}`,
