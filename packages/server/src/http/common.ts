@@ -61,13 +61,22 @@ export function maskedPath(url: string): string {
  */
 export function logCompletion(
   log: Logger,
-  done: { method: string; url: string; status: number; ms: number; request?: FastifyRequest; code?: string },
+  done: {
+    method: string;
+    /** The route's path, or undefined when none matched: `url` is then logged masked. */
+    route: string | undefined;
+    url: string;
+    status: number;
+    ms: number;
+    request?: FastifyRequest;
+    code?: string;
+  },
 ): void {
   const level = done.status >= 400 ? 'info' : 'debug';
   if (!log.isLevelEnabled(level)) return;
   const line: Record<string, unknown> = {
     method: done.method,
-    url: done.url,
+    url: done.route ?? maskedPath(done.url),
     status: done.status,
     ms: Math.round(done.ms),
   };
@@ -115,7 +124,8 @@ export async function registerCommon(
     metrics.observeRequest(request.method, route ?? unmatchedLabel(status), status, reply.elapsedTime / 1000);
     logCompletion(request.log as Logger, {
       method: request.method,
-      url: route ?? maskedPath(request.url),
+      route,
+      url: request.url,
       status,
       ms: reply.elapsedTime,
       request,

@@ -105,7 +105,8 @@ export function verifyFastPath(
     const ms = performance.now() - started;
     metrics.observeRequest('POST', ROUTE, status, ms / 1000);
     // A success's line is at debug, which the fast path is not taken at.
-    if (refusal) logCompletion(logger, { method: 'POST', url: ROUTE, status, ms, code: refusal.code });
+    if (refusal)
+      logCompletion(logger, { method: 'POST', route: ROUTE, url: ROUTE, status, ms, code: refusal.code });
   };
 
   const answer = (
