@@ -512,3 +512,51 @@ postgresOnly('PostgreSQL: an OTP code whose sign-in could not be stored', (url) 
     assert.equal(wrong.body.code, 'challenge_used', wrong.text);
   });
 });
+
+postgresOnly('PostgreSQL: an OTP sign-in stored by the guess statement itself', (url) => {
+  const suite = lockableServer(url);
+
+  test('is stored whole or not at all: a 503 spends no try, and the retry signs in once', async () => {
+    const { server, storage } = suite;
+    const headers = { api_key_id: server.project.api_key_id };
+    const email = 'whole@example.com';
+    const started = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: email },
+      headers,
+    });
+    assert.equal(started.status, 200, started.text);
+    const challengeId = started.body.challenge_id as string;
+    const body = { challenge_id: challengeId, code: server.lastCode(email), getOAuthToken: true };
+    const complete = () => server.request('POST', '/v1/auth/otp/complete', { body, headers });
+    const challenge = () =>
+      storage.db.kysely
+        .selectFrom('otp_challenges')
+        .select(['attempts', 'consumed_at', 'expires_at'])
+        .where('id', '=', challengeId)
+        .executeTakeFirstOrThrow();
+    const before = await challenge();
+
+    // No webhook takes the sign-in's events: the right code's statement writes the session too,
+    // so a session table it cannot write to fails the code's statement as a whole.
+    await suite.lock('lock table sessions in access exclusive mode');
+    assertUnavailable(await complete(), 'complete while sessions are locked');
+    await suite.unlock();
+    assert.deepEqual(await challenge(), before);
+    assert.equal((await storage.db.kysely.selectFrom('users').select('id').execute()).length, 0);
+
+    const signedIn = await complete();
+    assert.equal(signedIn.status, 200, signedIn.text);
+    const after = await challenge();
+    assert.equal(after.attempts, before.attempts + 1);
+    assert.equal(after.expires_at, after.consumed_at);
+    const again = await complete();
+    assert.equal(again.body.code, 'challenge_used', again.text);
+    assert.equal((await storage.db.kysely.selectFrom('sessions').select('id').execute()).length, 1);
+    const events = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select('type')
+      .where('type', 'in', ['user.created', 'signin.succeeded'])
+      .execute();
+    assert.deepEqual(events.map((e) => e.type).sort(), ['signin.succeeded', 'user.created']);
+  });
+});

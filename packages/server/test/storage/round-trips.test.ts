@@ -91,20 +91,103 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     );
   });
 
-  test('an OTP completion with tokens: at most two (the guess, then event, session and refunds)', async () => {
+  /** The rows an OTP sign-in stored beside its user: its events, session, tokens and challenge. */
+  async function storedBy(challengeId: string, userId: string) {
+    const { kysely } = server.storage.db;
+    const events = await kysely
+      .selectFrom('audit_events')
+      .select(['type', 'data', 'project_id', 'ip'])
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .orderBy('type', 'desc')
+      .execute();
+    const sessions = await kysely.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute();
+    const challenge = await kysely
+      .selectFrom('otp_challenges')
+      .select(['consumed_at', 'expires_at', 'attempts'])
+      .where('id', '=', challengeId)
+      .executeTakeFirst();
+    return { events, sessions, challenge };
+  }
+
+  test('an OTP completion with tokens: one statement (the guess stores the whole sign-in)', async () => {
     const { id, code } = await challenge('count@example.com');
     const { result, sent } = await statementsOf(() =>
       server.ctx.otp.complete(project, id, code, true, network),
     );
     assert.ok('oauth_token' in result);
-    assert.ok(sent.length <= 2, `${sent.length} round trips:\n${describeIt(sent)}`);
-    assert.ok(
-      sent.every((s) => s.named),
-      `every statement is a named prepared statement:\n${describeIt(sent)}`,
+    assert.equal(sent.length, 1, `${sent.length} round trips:\n${describeIt(sent)}`);
+    assert.ok(sent[0]!.named, `a named prepared statement:\n${describeIt(sent)}`);
+    // What the sign-in's own statement stored before: the user's two events, its session and
+    // first refresh token, and the challenge closed (it cannot be finished again).
+    const { sid, sub } = JSON.parse(
+      Buffer.from(result.oauth_token.access_token.split('.')[1]!, 'base64url').toString(),
     );
+    const { events, sessions, challenge: row } = await storedBy(id, sub);
+    assert.deepEqual(events, [
+      {
+        type: 'user.created',
+        data: '{"method":"OTP","identifier_type":"email"}',
+        project_id: project.id,
+        ip: null,
+      },
+      { type: 'signin.succeeded', data: '{"method":"OTP"}', project_id: project.id, ip: null },
+    ]);
+    assert.equal(sessions.length, 1);
+    assert.equal(sessions[0]!.id, sid);
+    assert.equal(sessions[0]!.auth_method, 'OTP');
+    assert.equal(sessions[0]!.auth_time, clock.t);
+    assert.equal(sessions[0]!.expires_at - sessions[0]!.created_at, 30 * 24 * 3600 * 1000);
+    assert.equal(sessions[0]!.revoked_at, null);
+    assert.deepEqual(row, { consumed_at: clock.t, expires_at: clock.t, attempts: 1 });
+    // Its refresh token is genuine and names the session (checked without a grant).
+    const refresh = await server.ctx.session.verifyRefreshToken(result.oauth_token.refresh_token);
+    assert.equal(refresh?.session.id, sid);
+    assert.equal(refresh?.token.rotated_at, null);
+    // Finished once: the same code again is a used code, and nothing more is stored.
+    await assert.rejects(server.ctx.otp.complete(project, id, code, true, network), /already been used/);
+    assert.equal((await storedBy(id, sub)).sessions.length, 1);
   });
 
-  test('an OTP completion without tokens, and a wrong code: at most two each', async () => {
+  test('a returning user by SMS: one statement, no user.created, its PIN lock lifted', async () => {
+    const phone = '+14155552671';
+    const first = await signIn(phone, false);
+    assert.ok('user_id' in first);
+    const { events } = await storedBy('', first.user_id);
+    assert.equal(events[0]?.data, '{"method":"OTP","identifier_type":"phone"}');
+    await server.storage.db.kysely
+      .insertInto('pins')
+      .values({
+        user_id: first.user_id,
+        hash: 'x',
+        failed_attempts: 5,
+        locked_at: clock.t,
+        updated_at: clock.t,
+      })
+      .execute();
+    clock.t += 1000;
+    const { id, code } = await challenge(phone);
+    const { result, sent } = await statementsOf(() =>
+      server.ctx.otp.complete(project, id, code, true, network),
+    );
+    assert.ok('oauth_token' in result);
+    // The guess, then the PIN's reset and its event (only for a user whose PIN had failures).
+    assert.equal(sent.length, 3, `${sent.length} round trips:\n${describeIt(sent)}`);
+    const after = await storedBy(id, first.user_id);
+    assert.deepEqual(
+      after.events.map((e) => e.type),
+      ['user.created', 'signin.succeeded', 'signin.succeeded', 'pin.unlocked'],
+    );
+    assert.equal(after.sessions.length, 1);
+    const pin = await server.storage.db.kysely
+      .selectFrom('pins')
+      .select(['failed_attempts', 'locked_at'])
+      .where('user_id', '=', first.user_id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(pin, { failed_attempts: 0, locked_at: null });
+  });
+
+  test('an OTP completion without tokens: one statement; a wrong code: at most two', async () => {
     const { id, code } = await challenge('no-tokens@example.com');
     const wrong = code === '000000' ? '111111' : '000000';
     const refused = await statementsOf(() =>
@@ -116,7 +199,14 @@ describePostgres('round trips of the hot paths [postgres]', () => {
       server.ctx.otp.complete(project, id, code, false, network),
     );
     assert.ok('user_id' in result);
-    assert.ok(sent.length <= 2, `${sent.length} round trips:\n${describeIt(sent)}`);
+    assert.equal(sent.length, 1, `${sent.length} round trips:\n${describeIt(sent)}`);
+    const { events, sessions, challenge: row } = await storedBy(id, result.user_id);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['user.created', 'signin.succeeded'],
+    );
+    assert.equal(sessions.length, 0);
+    assert.deepEqual(row, { consumed_at: clock.t, expires_at: clock.t, attempts: 2 });
   });
 
   test('a refresh grant of a current token: one statement (it checks, rotates and records at once)', async () => {

@@ -10,6 +10,7 @@ import {
   keyParts,
   type RateWindow,
 } from '../rate-limits/rate-limits.repository.js';
+import type { StoredSignIn } from '../sign-in/sign-in.service.js';
 
 export interface ReservedAttempt {
   identifier: string;
@@ -138,6 +139,32 @@ interface GuessRow {
   claims: string | null;
 }
 
+/** The guess statement's arguments (`guessStatement`). */
+type GuessArgs = [
+  id: string,
+  projectId: string,
+  now: number,
+  codeHash: string,
+  networkHead: Buffer,
+  networkTail: Buffer,
+  networkLimit: number,
+  networkResetAt: number,
+  dayHead: Buffer,
+  dayTail: Buffer,
+  dayLimit: number,
+  dayResetAt: number,
+  everywhereHead: Buffer,
+  everywhereTail: Buffer,
+  everywhereLimit: number,
+  everywhereResetAt: number,
+  newUserId: string,
+];
+
+const GUESS_ARITY = 17;
+
+/** The rows of a sign-in the guess statement stores with a right code (`signInColumns`). */
+type SignInArgs = ReturnType<typeof signInColumns>;
+
 /**
  * PostgreSQL: a whole OTP guess in one statement, in the order the steps take on SQLite:
  * `network`, `day` and `everywhere` count the guess in the three budgets (each only when the one
@@ -153,33 +180,40 @@ interface GuessRow {
  * unit of each and give it back once the code is right (six row writes). Wrong guesses racing it
  * are counted as if it came first; a right code is counted, and refused, like a wrong one when a
  * budget is spent, so a refusal's writes do not tell a right code from a wrong one.
+ *
+ * With `signIn` (`guessAndSignIn`), a right code's whole sign-in is stored by the same statement
+ * (`signInRows`): its session and first refresh token, its events, and the challenge closed (its
+ * expiry becomes its consumption); the sign-in is then stored whole or not at all. Without it
+ * (`guessAlone`: a webhook takes one of the events, whose deliveries are queued with it) the
+ * sign-in is the caller's next statement, which a retry can finish if it fails (OtpService).
  */
-const guessAtOnce = prepared(
-  (
-    _db,
-    id: string,
-    projectId: string,
-    now: number,
-    codeHash: string,
-    networkHead: Buffer,
-    networkTail: Buffer,
-    networkLimit: number,
-    networkResetAt: number,
-    dayHead: Buffer,
-    dayTail: Buffer,
-    dayLimit: number,
-    dayResetAt: number,
-    everywhereHead: Buffer,
-    everywhereTail: Buffer,
-    everywhereLimit: number,
-    everywhereResetAt: number,
-    newUserId: string,
-  ) => {
-    const identifier = sql<string>`identifier`;
-    // A window as it stands (no lock), by the key `ch` computed.
-    const current = (alias: string, key: string) =>
-      sql`left join rate_limits as ${sql.raw(alias)} on ${sql.raw(alias)}.key = ch.${sql.raw(key)} and ${sql.raw(alias)}.reset_at > ${now}`;
-    return sql<GuessRow>`with
+function guessStatement(
+  [
+    id,
+    projectId,
+    now,
+    codeHash,
+    networkHead,
+    networkTail,
+    networkLimit,
+    networkResetAt,
+    dayHead,
+    dayTail,
+    dayLimit,
+    dayResetAt,
+    everywhereHead,
+    everywhereTail,
+    everywhereLimit,
+    everywhereResetAt,
+    newUserId,
+  ]: GuessArgs,
+  signIn?: SignInArgs,
+) {
+  const identifier = sql<string>`identifier`;
+  // A window as it stands (no lock), by the key `ch` computed.
+  const current = (alias: string, key: string) =>
+    sql`left join rate_limits as ${sql.raw(alias)} on ${sql.raw(alias)}.key = ch.${sql.raw(key)} and ${sql.raw(alias)}.reset_at > ${now}`;
+  return sql<GuessRow>`with
   ch as (
     select identifier,
       code_hash = ${codeHash} and consumed_at is null and expires_at > ${now} and attempts < max_attempts as right_and_open,
@@ -218,7 +252,12 @@ const guessAtOnce = prepared(
   )}),
   attempt as (
     update otp_challenges
-    set attempts = attempts + 1, consumed_at = case when code_hash = ${codeHash} then ${now}::bigint end
+    set attempts = attempts + 1, consumed_at = case when code_hash = ${codeHash} then ${now}::bigint end${
+      signIn
+        ? sql`,
+      expires_at = case when code_hash = ${codeHash} then ${now}::bigint else expires_at end`
+        : sql``
+    }
     where id = ${id} and project_id = ${projectId} and consumed_at is null and expires_at > ${now}
       and attempts < max_attempts
       and (exists (select from free) or (select count from everywhere) <= ${everywhereLimit})
@@ -231,7 +270,12 @@ const guessAtOnce = prepared(
     from attempt where matched
     on conflict (project_id, identifier) do update set last_sign_in_at = excluded.last_sign_in_at
     returning id, identifier, identifier_type, client_user_id, created_at, last_sign_in_at
-  )
+  )${
+    signIn
+      ? sql`,
+${signInRows(projectId, newUserId, signIn)}`
+      : sql``
+  }
 select (select identifier from ch) as challenge_identifier, exists (select from free) as free,
   network.count as network_count, network.reset_at as network_reset_at,
   day.count as day_count, day.reset_at as day_reset_at,
@@ -248,11 +292,96 @@ from (select 1) as one
   left join signed_in as u on true
   left join pins as p on p.user_id = u.id
   left join user_claims as c on c.user_id = u.id and c.project_id = ${projectId}`;
-  },
+}
+
+/**
+ * The sign-in a right code makes, as CTEs after `signed_in` (one row when the code was right):
+ * its session and first refresh token (when tokens were asked for), its `user.created` event when
+ * `signed_in` created the user, and its `signin.succeeded` event.
+ */
+function signInRows(
+  projectId: string,
+  newUserId: string,
+  [
+    succeededId,
+    succeededAt,
+    succeededData,
+    createdId,
+    createdAt,
+    createdEmailData,
+    createdPhoneData,
+    sessionId,
+    authMethod,
+    authTime,
+    deviceId,
+    passkeyId,
+    sessionCreatedAt,
+    sessionExpiresAt,
+    refreshId,
+    refreshHash,
+  ]: SignInArgs,
+) {
+  return sql`  session as (
+    insert into sessions (id, project_id, user_id, auth_method, auth_time, device_id, passkey_id, created_at,
+      expires_at, last_refreshed_at, revoked_at, revoked_reason)
+    select ${sessionId}::text, ${projectId}::text, id, ${authMethod}::text, ${authTime}::bigint, ${deviceId}::text,
+      ${passkeyId}::text, ${sessionCreatedAt}::bigint, ${sessionExpiresAt}::bigint, null, null, null
+    from signed_in where ${sessionId}::text is not null
+  ),
+  first_refresh as (
+    insert into refresh_tokens (id, session_id, secret_hash, created_at, expires_at, rotated_at, successor_enc,
+      rotated_by)
+    select ${refreshId}::text, ${sessionId}::text, ${refreshHash}::text, ${sessionCreatedAt}::bigint,
+      ${sessionExpiresAt}::bigint, null, null, null
+    from signed_in where ${sessionId}::text is not null
+  ),
+  created as (
+    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select ${createdId}::text, ${projectId}::text, id, 'user.created',
+      case identifier_type when 'phone' then ${createdPhoneData}::text else ${createdEmailData}::text end,
+      null, ${createdAt}::bigint
+    from signed_in where id = ${newUserId}::text
+  ),
+  succeeded as (
+    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select ${succeededId}::text, ${projectId}::text, id, 'signin.succeeded', ${succeededData}::text, null,
+      ${succeededAt}::bigint
+    from signed_in
+  )`;
+}
+
+const guessAlone = prepared((_db, ...args: GuessArgs) => guessStatement(args));
+
+const guessAndSignIn = prepared((_db, ...args: [...GuessArgs, ...SignInArgs]) =>
+  guessStatement(args.slice(0, GUESS_ARITY) as GuessArgs, args.slice(GUESS_ARITY) as unknown as SignInArgs),
 );
 
 const windowOf = (count: number | null, resetAt: number | null): RateWindow | undefined =>
   count === null || resetAt === null ? undefined : { count: Number(count), resetAt: Number(resetAt) };
+
+/** A sign-in the guess statement stores, as its last arguments (the session's null: none). */
+function signInColumns(stored: StoredSignIn) {
+  const session = stored.session?.session;
+  const refresh = stored.session?.refresh;
+  return [
+    stored.succeeded.id,
+    stored.succeeded.createdAt,
+    stored.succeeded.data,
+    stored.created.id,
+    stored.created.createdAt,
+    stored.created.data.email,
+    stored.created.data.phone,
+    session?.id ?? null,
+    session?.auth_method ?? null,
+    session?.auth_time ?? null,
+    session?.device_id ?? null,
+    session?.passkey_id ?? null,
+    session?.created_at ?? null,
+    session?.expires_at ?? null,
+    refresh?.id ?? null,
+    refresh?.secret_hash ?? null,
+  ] as const;
+}
 
 /** A challenge as `insertChallenge`'s arguments. */
 const challengeColumns = (c: Omit<OtpChallengeTable, 'attempts'>) =>
@@ -325,9 +454,10 @@ export class OtpRepository {
 
   /**
    * PostgreSQL only: counts a guess in both budgets, takes an attempt, consumes the challenge when
-   * `codeHash` is its code's, and signs the user in, in one statement (see `guessAtOnce`). A right
-   * code within the budgets is counted in none (`free`); the refunds of another right guess are the
-   * caller's (they touch the rows this statement counted on).
+   * `codeHash` is its code's, and signs the user in, in one statement (see `guessStatement`), which
+   * also stores the sign-in `stored` describes when the code is right. A right code within the
+   * budgets is counted in none (`free`); the refunds of another right guess are the caller's (they
+   * touch the rows this statement counted on).
    */
   async guess(
     projectId: string,
@@ -336,33 +466,35 @@ export class OtpRepository {
     now: number,
     budgets: { network: GuessBudget; day: GuessBudget; everywhere: GuessBudget },
     newUserId: string,
+    stored?: StoredSignIn,
   ): Promise<Guess> {
     const { network, day, everywhere } = budgets;
     const networkKey = keyParts(network.scope, network.head, network.tail);
     const dayKey = keyParts(day.scope, day.head, day.tail);
     const everywhereKey = keyParts(everywhere.scope, everywhere.head, everywhere.tail);
-    const [row] = (
-      await guessAtOnce(
-        this.db.kysely,
-        id,
-        projectId,
-        now,
-        codeHash,
-        networkKey.head,
-        networkKey.tail,
-        network.limit,
-        network.resetAt,
-        dayKey.head,
-        dayKey.tail,
-        day.limit,
-        day.resetAt,
-        everywhereKey.head,
-        everywhereKey.tail,
-        everywhere.limit,
-        everywhere.resetAt,
-        newUserId,
-      )
-    ).rows;
+    const args: GuessArgs = [
+      id,
+      projectId,
+      now,
+      codeHash,
+      networkKey.head,
+      networkKey.tail,
+      network.limit,
+      network.resetAt,
+      dayKey.head,
+      dayKey.tail,
+      day.limit,
+      day.resetAt,
+      everywhereKey.head,
+      everywhereKey.tail,
+      everywhere.limit,
+      everywhere.resetAt,
+      newUserId,
+    ];
+    const { rows } = stored
+      ? await guessAndSignIn(this.db.kysely, ...args, ...signInColumns(stored))
+      : await guessAlone(this.db.kysely, ...args);
+    const [row] = rows;
     if (!row) throw new Error('the OTP guess statement returned no row');
     const guess: Guess = {};
     if (row.challenge_identifier !== null) guess.identifier = row.challenge_identifier;

@@ -364,8 +364,8 @@ export class OtpService {
   /**
    * No attempt could be taken. A challenge consumed but not closed (`#finish` closes it with its
    * sign-in) is one whose sign-in was never stored: the code's statement committed, then the
-   * database went away, and the client, told 503, retries as told (on PostgreSQL two statements,
-   * on SQLite two steps). Asked for tokens with the right code, it is finished now, once
+   * database went away, and the client, told 503, retries as told (on PostgreSQL when a webhook
+   * takes the sign-in's events, which then takes a statement of its own; on SQLite two steps). Asked for tokens with the right code, it is finished now, once
    * (`#finish`). A wrong code against it is a guess and keeps its budget units (`refund` is not
    * called): the challenge has no attempts left to count it. Otherwise the guess was none, its
    * units go back, and the challenge (read again: a parallel request may have used it) says why.
@@ -390,10 +390,12 @@ export class OtpService {
   }
 
   /**
-   * `complete` on PostgreSQL, in two statements: the guess (budgets, attempt, consumption and the
-   * user, see OtpRepository.guess), then the sign-in's event and session (with the refunds of the
-   * budgets when the right code was counted in them: a right code within them is `free`). Same
-   * rules and answers as the steps above, which SQLite runs.
+   * `complete` on PostgreSQL, in one statement: the guess (budgets, attempt, consumption and the
+   * user, see OtpRepository.guess) and, for a right code, the sign-in's events, session and the
+   * challenge's closing (`SignInService.prepareStored`). Where a webhook takes one of those events
+   * the sign-in is a second statement (`#finish`), as on SQLite. A right code counted in the
+   * budgets (a right code within them is `free`) gives its units back after. Same rules and
+   * answers as the steps above, which SQLite runs.
    */
   async #completeAtOnce(
     project: Project,
@@ -406,6 +408,12 @@ export class OtpService {
     const limits = this.config.rateLimits;
     const parts = budgetParts(project, client);
     const newUserId = randomUUID();
+    // The sign-in's rows, stored by the guess statement itself when its code is right.
+    const stored = await this.signIn.prepareStored(
+      project,
+      { method: 'OTP' },
+      { getOAuthToken, sessionId: sessionIdOf(this.codeKey, challengeId) },
+    );
     const guess = await this.repository.guess(
       project.id,
       challengeId,
@@ -417,6 +425,7 @@ export class OtpService {
         everywhere: { scope: GUESS_ALL, ...parts.everywhere, ...windowOf(limits.otpGuessesCeiling, now) },
       },
       newUserId,
+      stored,
     );
     const { identifier, free, network, day, everywhere: ceiling, attempt, signedIn } = guess;
     if (identifier === undefined) throw challengeNotFound();
@@ -446,10 +455,21 @@ export class OtpService {
     }
     if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
+    const userCreated = signedIn.user.id === newUserId;
+    if (stored) {
+      // Stored, and the challenge closed, by the guess statement. A right code counted in the
+      // budgets (not `free`) gives its units back now, in statements of their own.
+      await refundGuess();
+      return this.signIn.completeStored(project, signedIn.user, stored, {
+        userCreated,
+        pin: signedIn.pin,
+        claims: signedIn.claims,
+      });
+    }
     return this.#finish(project, challengeId, signedIn.user, {
       getOAuthToken,
       userTouched: true,
-      userCreated: signedIn.user.id === newUserId,
+      userCreated,
       extras: {
         pin: signedIn.pin,
         claims: signedIn.claims,

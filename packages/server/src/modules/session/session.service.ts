@@ -74,6 +74,15 @@ export interface StartOptions {
   sessionId?: string;
 }
 
+/**
+ * A session before it is stored (`SessionService.plan`): its row but for the user, and its first
+ * refresh token (stored as `id` and `secret_hash`; `token` is what the client gets).
+ */
+export interface PlannedSession {
+  session: Omit<Session, 'user_id'>;
+  refresh: { id: string; secret_hash: string; token: string };
+}
+
 const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
 
 /**
@@ -95,30 +104,55 @@ export class SessionService {
     binding: { deviceId?: string; passkeyId?: string } = {},
     options: StartOptions = {},
   ): Promise<OAuthTokenBundle> {
-    const now = this.deps.now();
-    const session: Session = {
-      id: options.sessionId ?? randomUUID(),
-      project_id: project.id,
-      user_id: user.id,
-      auth_method: method,
-      auth_time: now,
-      device_id: binding.deviceId ?? null,
-      passkey_id: binding.passkeyId ?? null,
-      created_at: now,
-      expires_at: now + this.deps.config.refreshTokenTtl * 1000,
-      last_refreshed_at: null,
-      revoked_at: null,
-      revoked_reason: null,
-    };
-    const refresh = newRefreshToken();
+    const planned = this.plan(project, method, binding, options.sessionId);
+    const session: Session = { ...planned.session, user_id: user.id };
     // The sign-in's writes first, in their order (see `together`).
-    const writes = [
-      ...(options.writes ?? []),
-      ...this.deps.repository.creation(session, { id: refresh.id, secret_hash: sha256(refresh.secret) }),
-    ];
+    const writes = [...(options.writes ?? []), ...this.deps.repository.creation(session, planned.refresh)];
     if (options.event) await this.deps.audit.recordWith(options.event, writes);
     else await this.deps.repository.store(writes);
-    return this.deps.minter.bundle(project, user, session, refresh.token, options.claims);
+    return this.deps.minter.bundle(project, user, session, planned.refresh.token, options.claims);
+  }
+
+  /**
+   * A session about to start, for `start` or for a sign-in method's own statement to store
+   * (`bundleOf` then mints its first bundle): its row but for the user, and its first refresh token.
+   * `sessionId`: see StartOptions.
+   */
+  plan(
+    project: Project,
+    method: AuthMethod,
+    binding: { deviceId?: string; passkeyId?: string } = {},
+    sessionId?: string,
+  ): PlannedSession {
+    const now = this.deps.now();
+    const refresh = newRefreshToken();
+    return {
+      session: {
+        id: sessionId ?? randomUUID(),
+        project_id: project.id,
+        auth_method: method,
+        auth_time: now,
+        device_id: binding.deviceId ?? null,
+        passkey_id: binding.passkeyId ?? null,
+        created_at: now,
+        expires_at: now + this.deps.config.refreshTokenTtl * 1000,
+        last_refreshed_at: null,
+        revoked_at: null,
+        revoked_reason: null,
+      },
+      refresh: { id: refresh.id, secret_hash: sha256(refresh.secret), token: refresh.token },
+    };
+  }
+
+  /** The first bundle of a `plan`ned session that the caller's own statement stored for `user`. */
+  bundleOf(
+    project: Project,
+    user: User,
+    planned: PlannedSession,
+    claims?: Record<string, unknown>,
+  ): Promise<OAuthTokenBundle> {
+    const session: Session = { ...planned.session, user_id: user.id };
+    return this.deps.minter.bundle(project, user, session, planned.refresh.token, claims);
   }
 
   /**

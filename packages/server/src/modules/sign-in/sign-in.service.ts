@@ -5,7 +5,7 @@ import { TesseraError } from '../../errors.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
-import type { SessionService } from '../session/session.service.js';
+import type { PlannedSession, SessionService } from '../session/session.service.js';
 
 /** How the user proved who they are, beside the method: the device or passkey used. */
 export interface SignInProof {
@@ -54,6 +54,57 @@ export interface SignInDeps {
   now: () => number;
 }
 
+/** An event's id and time, and its data as stored (JSON). */
+export interface StoredEventRow {
+  id: string;
+  createdAt: number;
+  data: string;
+}
+
+/**
+ * A sign-in stored by the method's own statement (`SignInService.prepareStored`): the rows that
+ * statement writes once the proof holds, besides the user it creates or touches.
+ */
+export interface StoredSignIn {
+  proof: SignInProof;
+  /** `signin.succeeded`, naming the user the statement signed in. */
+  succeeded: StoredEventRow;
+  /** `user.created`, written only when the statement created the user: its data by identifier type. */
+  created: Omit<StoredEventRow, 'data'> & { data: Record<User['identifier_type'], string> };
+  /** The session and its first refresh token, when tokens were asked for. */
+  session?: PlannedSession;
+}
+
+const stamp = (row: { id: string; createdAt: number }) => ({ id: row.id, createdAt: row.createdAt });
+
+/** The event of every successful sign-in. */
+function signedInEvent(projectId: string, userId: string | null, proof: SignInProof): AuditEvent {
+  return {
+    projectId,
+    userId,
+    type: 'signin.succeeded',
+    data: {
+      method: proof.method,
+      ...(proof.deviceId ? { device_id: proof.deviceId } : {}),
+      ...(proof.passkeyId ? { passkey_id: proof.passkeyId } : {}),
+    },
+  };
+}
+
+/** The event of a sign-in that created its user. */
+function userCreatedEvent(
+  projectId: string,
+  user: Pick<User, 'id' | 'identifier_type'>,
+  proof: SignInProof,
+): AuditEvent {
+  return {
+    projectId,
+    userId: user.id,
+    type: 'user.created',
+    data: { method: proof.method, identifier_type: user.identifier_type },
+  };
+}
+
 /**
  * Device, PIN and passkey failures naming no user and no device stored per project and minute, on
  * each instance; past it they are counted by the metrics only.
@@ -90,25 +141,11 @@ export class SignInService {
     await this.#admit(project, user, proof);
     // Stored in the same statement as the sign-in's own writes where it can be (PostgreSQL).
     const created = options.userCreated
-      ? await this.deps.audit.asWrites({
-          projectId: project.id,
-          userId: user.id,
-          type: 'user.created',
-          data: { method: proof.method, identifier_type: user.identifier_type },
-        })
+      ? await this.deps.audit.asWrites(userCreatedEvent(project.id, user, proof))
       : undefined;
     if (!options.userTouched) await this.deps.users.touchSignIn(user.id, this.deps.now());
     await this.#afterSignIn(project, user, proof, extras.pin);
-    const event: AuditEvent = {
-      projectId: project.id,
-      userId: user.id,
-      type: 'signin.succeeded',
-      data: {
-        method: proof.method,
-        ...(proof.deviceId ? { device_id: proof.deviceId } : {}),
-        ...(proof.passkeyId ? { passkey_id: proof.passkeyId } : {}),
-      },
-    };
+    const event = signedInEvent(project.id, user.id, proof);
     const writes = [...(created?.writes ?? []), ...(extras.writes ?? [])];
     if (!options.getOAuthToken) {
       await this.deps.audit.recordWith(event, writes);
@@ -124,6 +161,58 @@ export class SignInService {
     });
     created?.done();
     return { oauth_token: oauthToken };
+  }
+
+  /**
+   * A sign-in whose rows the method's own statement stores with the one that proves it (OTP's guess
+   * statement on PostgreSQL), prepared before that statement runs: the stamps and data of its
+   * events and, when tokens were asked for, its session (`SessionService.plan`). Undefined where
+   * the sign-in cannot be stored that way; the method then calls `complete` as usual: on SQLite,
+   * when webhook endpoints take either event (their deliveries are queued with it), and for a
+   * trusted device, whose rules (`#admit`) need the user before anything is stored.
+   */
+  async prepareStored(
+    project: Project,
+    proof: SignInProof,
+    options: { getOAuthToken: boolean; sessionId?: string },
+  ): Promise<StoredSignIn | undefined> {
+    if (proof.method === 'TRUSTED DEVICE') return undefined;
+    const { audit, sessions } = this.deps;
+    const succeeded = await audit.inlineStamp(project.id, 'signin.succeeded');
+    const created = succeeded && (await audit.inlineStamp(project.id, 'user.created'));
+    if (!succeeded || !created) return undefined;
+    const data = (event: AuditEvent) => JSON.stringify(event.data ?? {});
+    const createdData = (identifierType: User['identifier_type']) =>
+      data(userCreatedEvent(project.id, { id: '', identifier_type: identifierType }, proof));
+    const binding = { deviceId: proof.deviceId, passkeyId: proof.passkeyId };
+    return {
+      proof,
+      succeeded: { ...succeeded, data: data(signedInEvent(project.id, null, proof)) },
+      created: { ...created, data: { email: createdData('email'), phone: createdData('phone') } },
+      ...(options.getOAuthToken
+        ? { session: sessions.plan(project, proof.method, binding, options.sessionId) }
+        : {}),
+    };
+  }
+
+  /**
+   * The end of a sign-in that the method's statement stored as `prepareStored` gave it (the
+   * `user.created` event only when `userCreated`): the rules after a sign-in, and its bundle.
+   */
+  async completeStored(
+    project: Project,
+    user: User,
+    stored: StoredSignIn,
+    options: { userCreated: boolean; pin?: PinStatus | null; claims?: Record<string, unknown> },
+  ): Promise<SignInResult> {
+    const { audit, sessions } = this.deps;
+    const { proof } = stored;
+    if (options.userCreated)
+      audit.stored({ ...userCreatedEvent(project.id, user, proof), ...stamp(stored.created) });
+    audit.stored({ ...signedInEvent(project.id, user.id, proof), ...stamp(stored.succeeded) });
+    await this.#afterSignIn(project, user, proof, options.pin);
+    if (!stored.session) return { user_id: user.id, auth_method: proof.method };
+    return { oauth_token: await sessions.bundleOf(project, user, stored.session, options.claims) };
   }
 
   /**
