@@ -297,7 +297,9 @@ from (select 1) as one
 /**
  * The sign-in a right code makes, as CTEs after `signed_in` (one row when the code was right):
  * its session and first refresh token (when tokens were asked for), its `user.created` event when
- * `signed_in` created the user, and its `signin.succeeded` event.
+ * `signed_in` created the user, its `signin.succeeded` event, and the user's PIN failures cleared
+ * (an OTP sign-in lifts a PIN lock: SignInService; the statement's result still reads the PIN as
+ * it was, which says whether it was locked).
  */
 function signInRows(
   projectId: string,
@@ -347,6 +349,10 @@ function signInRows(
     select ${succeededId}::text, ${projectId}::text, id, 'signin.succeeded', ${succeededData}::text, null,
       ${succeededAt}::bigint
     from signed_in
+  ),
+  pin_reset as (
+    update pins set failed_attempts = 0, locked_at = null
+    where user_id = (select id from signed_in) and failed_attempts > 0
   )`;
 }
 

@@ -29,6 +29,12 @@ export interface PinLocks {
    * already read (null: none), so it is not read again.
    */
   unlock(projectId: string, userId: string, pin?: PinStatus | null): Promise<void>;
+  /**
+   * The sign-in's own statement cleared the PIN's failures (`unlock`'s write, made with the
+   * sign-in: `prepareStored`); `pin` is the PIN as it was before (null: none). Records the lift of
+   * a lock.
+   */
+  unlocked(projectId: string, userId: string, pin: PinStatus | null): Promise<void>;
 }
 
 /**
@@ -205,12 +211,13 @@ export class SignInService {
     stored: StoredSignIn,
     options: { userCreated: boolean; pin?: PinStatus | null; claims?: Record<string, unknown> },
   ): Promise<SignInResult> {
-    const { audit, sessions } = this.deps;
+    const { audit, sessions, pinLocks } = this.deps;
     const { proof } = stored;
+    audit.stored({ ...signedInEvent(project.id, user.id, proof), ...stamp(stored.succeeded) });
     if (options.userCreated)
       audit.stored({ ...userCreatedEvent(project.id, user, proof), ...stamp(stored.created) });
-    audit.stored({ ...signedInEvent(project.id, user.id, proof), ...stamp(stored.succeeded) });
-    await this.#afterSignIn(project, user, proof, options.pin);
+    // The statement cleared the PIN's failures too (`#afterSignIn`'s rule); `pin` is as it was.
+    if (proof.method === 'OTP') await pinLocks.unlocked(project.id, user.id, options.pin ?? null);
     if (!stored.session) return { user_id: user.id, auth_method: proof.method };
     return { oauth_token: await sessions.bundleOf(project, user, stored.session, options.claims) };
   }
