@@ -251,6 +251,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     masterKey.derive('otp-code-mac'),
     audit,
     now,
+    (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
   return {

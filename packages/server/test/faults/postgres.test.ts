@@ -560,3 +560,58 @@ postgresOnly('PostgreSQL: an OTP sign-in stored by the guess statement itself', 
     assert.deepEqual(events.map((e) => e.type).sort(), ['signin.succeeded', 'user.created']);
   });
 });
+
+postgresOnly('PostgreSQL: two OTP sign-ins racing to lift one PIN lock', (url) => {
+  const suite = lockableServer(url);
+
+  test('both sign in, and the lock is lifted, and recorded, once', async () => {
+    const { server, storage } = suite;
+    const headers = { api_key_id: server.project.api_key_id };
+    const email = 'two-unlocks@example.com';
+    const start = async () => {
+      const started = await server.request('POST', '/v1/auth/otp/start', {
+        body: { identifier: email },
+        headers,
+      });
+      assert.equal(started.status, 200, started.text);
+      return { challenge_id: started.body.challenge_id as string, code: server.lastCode(email) };
+    };
+    const first = await start();
+    const signedIn = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { ...first, getOAuthToken: false },
+      headers,
+    });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    const userId = signedIn.body.user_id as string;
+    const now = Date.now();
+    await storage.db.kysely
+      .insertInto('pins')
+      .values({ user_id: userId, hash: 'x', failed_attempts: 5, locked_at: now, updated_at: now })
+      .execute();
+    const a = await start();
+    const b = await start();
+
+    // Both statements start (and read the PIN as locked) while the PIN's row is held, then meet it.
+    await suite.lock('select * from pins for update');
+    const completing = [a, b].map((body) =>
+      server.request('POST', '/v1/auth/otp/complete', { body: { ...body, getOAuthToken: true }, headers }),
+    );
+    await sleep(300);
+    await suite.unlock();
+    for (const answer of await Promise.all(completing)) assert.equal(answer.status, 200, answer.text);
+
+    const unlocked = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select('type')
+      .where('user_id', '=', userId)
+      .where('type', '=', 'pin.unlocked')
+      .execute();
+    assert.equal(unlocked.length, 1);
+    const pin = await storage.db.kysely
+      .selectFrom('pins')
+      .select(['failed_attempts', 'locked_at'])
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(pin, { failed_attempts: 0, locked_at: null });
+  });
+});

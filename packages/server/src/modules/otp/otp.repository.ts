@@ -112,7 +112,13 @@ export interface Guess {
   /** The attempt taken; absent when none could be (used, expired, out of tries, or a budget refused). */
   attempt?: { attempts: number; maxAttempts: number; matched: boolean };
   /** A right code: the user signed in (created on the first sign-in), with their PIN and claims. */
-  signedIn?: { user: User; pin: { failedAttempts: number; locked: boolean } | null; claims: CustomClaims };
+  signedIn?: {
+    user: User;
+    pin: { failedAttempts: number; locked: boolean } | null;
+    claims: CustomClaims;
+    /** The statement stored the sign-in and lifted the user's PIN lock with it (`pin.unlocked`). */
+    pinUnlocked?: true;
+  };
 }
 
 interface GuessRow {
@@ -137,6 +143,8 @@ interface GuessRow {
   pin_failed_attempts: number | null;
   pin_locked_at: number | null;
   claims: string | null;
+  /** With a sign-in stored: whether its statement lifted the user's PIN lock. */
+  pin_unlocked?: boolean;
 }
 
 /** The guess statement's arguments (`guessStatement`). */
@@ -283,7 +291,7 @@ select (select identifier from ch) as challenge_identifier, exists (select from 
   attempt.attempts, attempt.max_attempts, attempt.matched,
   u.id as user_id, u.identifier, u.identifier_type, u.client_user_id, u.created_at as user_created_at,
   u.last_sign_in_at, p.user_id is not null as has_pin, p.failed_attempts as pin_failed_attempts,
-  p.locked_at as pin_locked_at, c.claims
+  p.locked_at as pin_locked_at, c.claims${signIn ? sql`, exists (select from pin_unlocked) as pin_unlocked` : sql``}
 from (select 1) as one
   left join network on true
   left join day on true
@@ -298,8 +306,8 @@ from (select 1) as one
  * The sign-in a right code makes, as CTEs after `signed_in` (one row when the code was right):
  * its session and first refresh token (when tokens were asked for), its `user.created` event when
  * `signed_in` created the user, its `signin.succeeded` event, and the user's PIN failures cleared
- * (an OTP sign-in lifts a PIN lock: SignInService; the statement's result still reads the PIN as
- * it was, which says whether it was locked).
+ * (an OTP sign-in lifts a PIN lock: SignInService) with `pin.unlocked` when this statement's own
+ * update cleared a lock (`was` reads the PIN as it stood before the statement).
  */
 function signInRows(
   projectId: string,
@@ -312,6 +320,9 @@ function signInRows(
     createdAt,
     createdEmailData,
     createdPhoneData,
+    unlockedId,
+    unlockedAt,
+    unlockedData,
     sessionId,
     authMethod,
     authTime,
@@ -353,6 +364,15 @@ function signInRows(
   pin_reset as (
     update pins set failed_attempts = 0, locked_at = null
     where user_id = (select id from signed_in) and failed_attempts > 0
+    returning user_id
+  ),
+  pin_unlocked as (
+    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
+    select ${unlockedId}::text, ${projectId}::text, r.user_id, 'pin.unlocked', ${unlockedData}::text, null,
+      ${unlockedAt}::bigint
+    from pin_reset as r join pins as was on was.user_id = r.user_id
+    where was.locked_at is not null
+    returning id
   )`;
 }
 
@@ -377,6 +397,9 @@ function signInColumns(stored: StoredSignIn) {
     stored.created.createdAt,
     stored.created.data.email,
     stored.created.data.phone,
+    stored.unlocked.id,
+    stored.unlocked.createdAt,
+    stored.unlocked.data,
     session?.id ?? null,
     session?.auth_method ?? null,
     session?.auth_time ?? null,
@@ -533,6 +556,7 @@ export class OtpRepository {
           ? { failedAttempts: Number(row.pin_failed_attempts), locked: row.pin_locked_at !== null }
           : null,
         claims: parseClaims(row.claims),
+        ...(row.pin_unlocked === true ? { pinUnlocked: true as const } : {}),
       };
     }
     return guess;

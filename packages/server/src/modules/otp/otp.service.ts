@@ -60,6 +60,8 @@ export class OtpService {
     private readonly codeKey: Buffer,
     private readonly audit: AuditLog,
     private readonly now: () => number = Date.now,
+    /** A write made after the sign-in was stored failed (logged; the answer still goes out). */
+    private readonly onAfterwardsFailed: (error: unknown) => void = () => {},
   ) {
     this.budget = new SendBudget(config.otpSending);
     this.verifier = config.otpSending.startVerifier && new StartVerifier(config.otpSending.startVerifier);
@@ -457,14 +459,17 @@ export class OtpService {
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
     const userCreated = signedIn.user.id === newUserId;
     if (stored) {
-      // Stored, and the challenge closed, by the guess statement. A right code counted in the
-      // budgets (not `free`) gives its units back now, in statements of their own.
-      await refundGuess();
-      return this.signIn.completeStored(project, signedIn.user, stored, {
+      // Stored, and the challenge closed, by the guess statement: from here the answer must go
+      // out (a retry would find the code used). A right code counted in the budgets (not `free`)
+      // gives its units back after, in statements of their own; if they fail, the budgets keep
+      // them until their windows end.
+      const result = await this.signIn.completeStored(project, signedIn.user, stored, {
         userCreated,
-        pin: signedIn.pin,
+        pinUnlocked: signedIn.pinUnlocked === true,
         claims: signedIn.claims,
       });
+      if (!free) await refundGuess().catch(this.onAfterwardsFailed);
+      return result;
     }
     return this.#finish(project, challengeId, signedIn.user, {
       getOAuthToken,

@@ -23,15 +23,7 @@ export class PinLocks implements PinLocksPort {
   async unlock(projectId: string, userId: string, known?: PinStatus | null): Promise<void> {
     const pin = known === undefined ? await this.#status(userId) : known;
     if (pin && pin.failedAttempts > 0 && (await this.repository.reset(userId)) && pin.locked) {
-      await this.#recordUnlock(projectId, userId);
+      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
     }
-  }
-
-  async unlocked(projectId: string, userId: string, pin: PinStatus | null): Promise<void> {
-    if (pin && pin.failedAttempts > 0 && pin.locked) await this.#recordUnlock(projectId, userId);
-  }
-
-  #recordUnlock(projectId: string, userId: string): Promise<void> {
-    return this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
   }
 }

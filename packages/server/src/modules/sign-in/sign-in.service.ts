@@ -29,12 +29,6 @@ export interface PinLocks {
    * already read (null: none), so it is not read again.
    */
   unlock(projectId: string, userId: string, pin?: PinStatus | null): Promise<void>;
-  /**
-   * The sign-in's own statement cleared the PIN's failures (`unlock`'s write, made with the
-   * sign-in: `prepareStored`); `pin` is the PIN as it was before (null: none). Records the lift of
-   * a lock.
-   */
-  unlocked(projectId: string, userId: string, pin: PinStatus | null): Promise<void>;
 }
 
 /**
@@ -77,6 +71,11 @@ export interface StoredSignIn {
   succeeded: StoredEventRow;
   /** `user.created`, written only when the statement created the user: its data by identifier type. */
   created: Omit<StoredEventRow, 'data'> & { data: Record<User['identifier_type'], string> };
+  /**
+   * `pin.unlocked`, written only when the statement lifted a PIN lock (an OTP sign-in clears the
+   * PIN's failures, `#afterSignIn`'s rule, in the same statement).
+   */
+  unlocked: StoredEventRow;
   /** The session and its first refresh token, when tokens were asked for. */
   session?: PlannedSession;
 }
@@ -95,6 +94,11 @@ function signedInEvent(projectId: string, userId: string | null, proof: SignInPr
       ...(proof.passkeyId ? { passkey_id: proof.passkeyId } : {}),
     },
   };
+}
+
+/** The event of an OTP sign-in that lifted the user's PIN lock (PinLocks records it on the other path). */
+function pinUnlockedEvent(projectId: string, userId: string): AuditEvent {
+  return { projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } };
 }
 
 /** The event of a sign-in that created its user. */
@@ -172,21 +176,27 @@ export class SignInService {
   /**
    * A sign-in whose rows the method's own statement stores with the one that proves it (OTP's guess
    * statement on PostgreSQL), prepared before that statement runs: the stamps and data of its
-   * events and, when tokens were asked for, its session (`SessionService.plan`). Undefined where
-   * the sign-in cannot be stored that way; the method then calls `complete` as usual: on SQLite,
-   * when webhook endpoints take either event (their deliveries are queued with it), and for a
-   * trusted device, whose rules (`#admit`) need the user before anything is stored.
+   * events and, when tokens were asked for, its session (`SessionService.plan`). The statement
+   * also applies the rules after the sign-in (`#afterSignIn`: an OTP sign-in lifts a PIN lock).
+   * Undefined where the sign-in cannot be stored that way; the method then calls `complete` as
+   * usual: on SQLite, when webhook endpoints take any of its events (their deliveries are queued
+   * with it), and for methods other than OTP (a trusted device's rules, `#admit`, need the user
+   * before anything is stored).
    */
   async prepareStored(
     project: Project,
     proof: SignInProof,
     options: { getOAuthToken: boolean; sessionId?: string },
   ): Promise<StoredSignIn | undefined> {
-    if (proof.method === 'TRUSTED DEVICE') return undefined;
+    // A trusted device's rules need the user first; only an OTP sign-in lifts a PIN lock, which
+    // the statement storing it must then do too.
+    if (proof.method !== 'OTP') return undefined;
     const { audit, sessions } = this.deps;
-    const succeeded = await audit.inlineStamp(project.id, 'signin.succeeded');
-    const created = succeeded && (await audit.inlineStamp(project.id, 'user.created'));
-    if (!succeeded || !created) return undefined;
+    // Stamped in the order the events are recorded by `complete`.
+    const created = await audit.inlineStamp(project.id, 'user.created');
+    const unlocked = created && (await audit.inlineStamp(project.id, 'pin.unlocked'));
+    const succeeded = unlocked && (await audit.inlineStamp(project.id, 'signin.succeeded'));
+    if (!created || !unlocked || !succeeded) return undefined;
     const data = (event: AuditEvent) => JSON.stringify(event.data ?? {});
     const createdData = (identifierType: User['identifier_type']) =>
       data(userCreatedEvent(project.id, { id: '', identifier_type: identifierType }, proof));
@@ -195,6 +205,7 @@ export class SignInService {
       proof,
       succeeded: { ...succeeded, data: data(signedInEvent(project.id, null, proof)) },
       created: { ...created, data: { email: createdData('email'), phone: createdData('phone') } },
+      unlocked: { ...unlocked, data: data(pinUnlockedEvent(project.id, '')) },
       ...(options.getOAuthToken
         ? { session: sessions.plan(project, proof.method, binding, options.sessionId) }
         : {}),
@@ -202,22 +213,23 @@ export class SignInService {
   }
 
   /**
-   * The end of a sign-in that the method's statement stored as `prepareStored` gave it (the
-   * `user.created` event only when `userCreated`): the rules after a sign-in, and its bundle.
+   * The end of a sign-in that the method's statement stored as `prepareStored` gave it: its events
+   * told to the subscribers (`user.created` only when `userCreated`, `pin.unlocked` only when
+   * `pinUnlocked`), and its bundle. Nothing here writes: the sign-in is stored, its answer must go out.
    */
   async completeStored(
     project: Project,
     user: User,
     stored: StoredSignIn,
-    options: { userCreated: boolean; pin?: PinStatus | null; claims?: Record<string, unknown> },
+    options: { userCreated: boolean; pinUnlocked: boolean; claims?: Record<string, unknown> },
   ): Promise<SignInResult> {
-    const { audit, sessions, pinLocks } = this.deps;
+    const { audit, sessions } = this.deps;
     const { proof } = stored;
-    audit.stored({ ...signedInEvent(project.id, user.id, proof), ...stamp(stored.succeeded) });
     if (options.userCreated)
       audit.stored({ ...userCreatedEvent(project.id, user, proof), ...stamp(stored.created) });
-    // The statement cleared the PIN's failures too (`#afterSignIn`'s rule); `pin` is as it was.
-    if (proof.method === 'OTP') await pinLocks.unlocked(project.id, user.id, options.pin ?? null);
+    if (options.pinUnlocked)
+      audit.stored({ ...pinUnlockedEvent(project.id, user.id), ...stamp(stored.unlocked) });
+    audit.stored({ ...signedInEvent(project.id, user.id, proof), ...stamp(stored.succeeded) });
     if (!stored.session) return { user_id: user.id, auth_method: proof.method };
     return { oauth_token: await sessions.bundleOf(project, user, stored.session, options.claims) };
   }
