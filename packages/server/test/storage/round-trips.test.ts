@@ -149,6 +149,33 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     assert.equal((await storedBy(id, sub)).sessions.length, 1);
   });
 
+  test('a right code finished again by a request whose clock came first is used, and touches nothing', async () => {
+    const { id, code } = await challenge('clock@example.com');
+    const signedIn = await server.ctx.otp.complete(project, id, code, true, network);
+    assert.ok('oauth_token' in signedIn);
+    const { sub } = JSON.parse(
+      Buffer.from(signedIn.oauth_token.access_token.split('.')[1]!, 'base64url').toString(),
+    );
+    const lastSignIn = async () =>
+      (
+        await server.storage.db.kysely
+          .selectFrom('users')
+          .select('last_sign_in_at')
+          .where('id', '=', sub)
+          .executeTakeFirstOrThrow()
+      ).last_sign_in_at;
+    assert.equal(await lastSignIn(), clock.t);
+    // A request that read the clock just before the winner's, answered after it: the challenge is
+    // closed, not a sign-in to resume (its user's last sign-in is not moved back).
+    clock.t -= 10;
+    try {
+      await assert.rejects(server.ctx.otp.complete(project, id, code, true, network), /already been used/);
+      assert.equal(await lastSignIn(), clock.t + 10);
+    } finally {
+      clock.t += 10;
+    }
+  });
+
   test('a returning user by SMS: one statement, no user.created, its PIN lock lifted with it', async () => {
     const phone = '+14155552671';
     const first = await signIn(phone, false);

@@ -382,7 +382,7 @@ export class OtpService {
     refund: () => Promise<void>,
   ): Promise<SignInResult> {
     const current = await this.repository.find(project.id, challengeId);
-    if (getOAuthToken && current && current.consumed_at !== null && current.expires_at > now) {
+    if (getOAuthToken && current && resumable(current, now)) {
       if (!safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)) throw challengeUsed();
       await refund();
       return this.#signInTo(project, challengeId, current, getOAuthToken, now, current.consumed_at);
@@ -563,6 +563,20 @@ const windowOf = (rule: RateLimit, now: number) => ({ limit: rule.limit, resetAt
 
 const subjectOf = (part: { head: string; tail: string }, identifier: string) =>
   `${part.head}${identifier}${part.tail}`;
+
+/**
+ * A challenge consumed whose sign-in was never stored: not closed (a finished sign-in sets its
+ * expiry to its consumption, `#finish`; a consumption always precedes the expiry), and not
+ * expired. Judged by the closing, not by the clock alone: a request whose clock reading came
+ * before the winner's consumption would otherwise take a closed challenge for an open one.
+ */
+function resumable<C extends { consumed_at: number | null; expires_at: number }>(
+  challenge: C,
+  now: number,
+): challenge is C & { consumed_at: number } {
+  const { consumed_at: consumedAt, expires_at: expiresAt } = challenge;
+  return consumedAt !== null && expiresAt !== consumedAt && expiresAt > now;
+}
 
 const challengeNotFound = () =>
   badRequest('no such sign-in challenge for this project', ErrorCodes.challengeNotFound);
