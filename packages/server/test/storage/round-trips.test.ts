@@ -56,7 +56,8 @@ describePostgres('round trips of the hot paths [postgres]', () => {
   let project: Project;
   const network = '192.0.2.1';
   const fingerprint = clientFingerprint(network, 'test');
-  const clock = { t: Date.now(), now: () => clock.t };
+  // `ticking`: each reading of the clock is a millisecond later (to see the order of stamps).
+  const clock = { t: Date.now(), ticking: false, now: () => (clock.ticking ? ++clock.t : clock.t) };
 
   before(async () => {
     server = await startServer('postgres', { env: RELAXED_LIMITS, now: clock.now });
@@ -147,6 +148,43 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     // Finished once: the same code again is a used code, and nothing more is stored.
     await assert.rejects(server.ctx.otp.complete(project, id, code, true, network), /already been used/);
     assert.equal((await storedBy(id, sub)).sessions.length, 1);
+  });
+
+  test('the one statement stamps its events in the order the two-statement path records them', async () => {
+    const phone = '+14155550123';
+    const { kysely } = server.storage.db;
+    const typesOf = async (userId: string) =>
+      (
+        await kysely
+          .selectFrom('audit_events')
+          .select(['type', 'created_at'])
+          .where('user_id', '=', userId)
+          .orderBy('created_at')
+          .execute()
+      ).map((e) => e.type);
+    clock.ticking = true;
+    try {
+      const created = await signIn(phone, true);
+      assert.ok('oauth_token' in created);
+      const { sub } = JSON.parse(
+        Buffer.from(created.oauth_token.access_token.split('.')[1]!, 'base64url').toString(),
+      );
+      assert.deepEqual(await typesOf(sub), ['user.created', 'signin.succeeded']);
+      await kysely
+        .insertInto('pins')
+        .values({ user_id: sub, hash: 'x', failed_attempts: 5, locked_at: clock.t, updated_at: clock.t })
+        .execute();
+      const again = await signIn(phone, true);
+      assert.ok('oauth_token' in again);
+      assert.deepEqual(await typesOf(sub), [
+        'user.created',
+        'signin.succeeded',
+        'pin.unlocked',
+        'signin.succeeded',
+      ]);
+    } finally {
+      clock.ticking = false;
+    }
   });
 
   test('a right code finished again by a request whose clock came first is used, and touches nothing', async () => {
