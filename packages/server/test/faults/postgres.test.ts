@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
+import { sql } from 'kysely';
 import pg from 'pg';
 import {
   basicAuth,
@@ -562,7 +563,8 @@ postgresOnly('PostgreSQL: an OTP sign-in stored by the guess statement itself', 
 });
 
 postgresOnly('PostgreSQL: two OTP sign-ins racing to lift one PIN lock', (url) => {
-  const suite = lockableServer(url);
+  // Statements wait here for a lock the test holds: a longer bound than the outage tests'.
+  const suite = lockableServer(url, { timeouts: { connectMs: 1000, statementMs: 5000 } });
 
   test('both sign in, and the lock is lifted, and recorded, once', async () => {
     const { server, storage } = suite;
@@ -591,12 +593,23 @@ postgresOnly('PostgreSQL: two OTP sign-ins racing to lift one PIN lock', (url) =
     const a = await start();
     const b = await start();
 
-    // Both statements start (and read the PIN as locked) while the PIN's row is held, then meet it.
+    // Both statements start, with snapshots that show the PIN locked, while its row is held: the
+    // first waits for the PIN's row, the second for the user's row the first has upserted.
     await suite.lock('select * from pins for update');
     const completing = [a, b].map((body) =>
       server.request('POST', '/v1/auth/otp/complete', { body: { ...body, getOAuthToken: true }, headers }),
     );
-    await sleep(300);
+    // Backends of this database waiting for a lock in the guess statement (pg_stat_activity shows
+    // the start of a statement's text: its `ch`).
+    const waiting = async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'
+          and query like 'with%ch as (%select identifier,%'`.execute(storage.db.kysely);
+      return rows[0]!.n;
+    };
+    const deadline = Date.now() + 3000;
+    while ((await waiting()) < 2 && Date.now() < deadline) await sleep(20);
+    assert.ok((await waiting()) >= 2, 'both statements wait behind the held row');
     await suite.unlock();
     for (const answer of await Promise.all(completing)) assert.equal(answer.status, 200, answer.text);
 

@@ -187,7 +187,7 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     }
   });
 
-  test('a right code finished again by a request whose clock came first is used, and touches nothing', async () => {
+  test('a right code finished again by a request whose clock came first is used, and moves no sign-in time back', async () => {
     const { id, code } = await challenge('clock@example.com');
     const signedIn = await server.ctx.otp.complete(project, id, code, true, network);
     assert.ok('oauth_token' in signedIn);

@@ -307,7 +307,8 @@ from (select 1) as one
  * its session and first refresh token (when tokens were asked for), its `user.created` event when
  * `signed_in` created the user, its `signin.succeeded` event, and the user's PIN failures cleared
  * (an OTP sign-in lifts a PIN lock: SignInService) with `pin.unlocked` when this statement's own
- * update cleared a lock (`was` reads the PIN as it stood before the statement).
+ * update cleared a lock. `pin_was` locks the PIN's row and reads it as it stands then (a lock
+ * committed since the statement's snapshot included), which the update clears.
  */
 function signInRows(
   projectId: string,
@@ -361,17 +362,21 @@ function signInRows(
       ${succeededAt}::bigint
     from signed_in
   ),
+  pin_was as (
+    select user_id, locked_at from pins
+    where user_id = (select id from signed_in) and failed_attempts > 0
+    for update
+  ),
   pin_reset as (
     update pins set failed_attempts = 0, locked_at = null
-    where user_id = (select id from signed_in) and failed_attempts > 0
-    returning user_id
+    from pin_was where pins.user_id = pin_was.user_id
+    returning pin_was.locked_at is not null as was_locked, pins.user_id
   ),
   pin_unlocked as (
     insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
-    select ${unlockedId}::text, ${projectId}::text, r.user_id, 'pin.unlocked', ${unlockedData}::text, null,
+    select ${unlockedId}::text, ${projectId}::text, user_id, 'pin.unlocked', ${unlockedData}::text, null,
       ${unlockedAt}::bigint
-    from pin_reset as r join pins as was on was.user_id = r.user_id
-    where was.locked_at is not null
+    from pin_reset where was_locked
     returning id
   )`;
 }

@@ -460,16 +460,23 @@ export class OtpService {
     const userCreated = signedIn.user.id === newUserId;
     if (stored) {
       // Stored, and the challenge closed, by the guess statement: from here the answer must go
-      // out (a retry would find the code used). A right code counted in the budgets (not `free`)
-      // gives its units back after, in statements of their own; if they fail, the budgets keep
-      // them until their windows end.
-      const result = await this.signIn.completeStored(project, signedIn.user, stored, {
+      // out (a retry would find the code used), without waiting for the database again. A right
+      // code counted in the budgets (not `free`) gives its units back beside the answer, in one
+      // statement; if it fails, the budgets keep them until their windows end.
+      if (!free) {
+        void this.limiter
+          .refundAll([
+            { scope: GUESS, subject },
+            { scope: GUESS_DAY, subject },
+            { scope: GUESS_ALL, subject: everywhere },
+          ])
+          .catch(this.onAfterwardsFailed);
+      }
+      return this.signIn.completeStored(project, signedIn.user, stored, {
         userCreated,
         pinUnlocked: signedIn.pinUnlocked === true,
         claims: signedIn.claims,
       });
-      if (!free) await refundGuess().catch(this.onAfterwardsFailed);
-      return result;
     }
     return this.#finish(project, challengeId, signedIn.user, {
       getOAuthToken,
