@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
@@ -65,19 +65,24 @@ export function insertWrite(event: RecordedEvent): Write {
   return insertEvent.write(...eventColumns(event));
 }
 
+/** A column of `insertFrom`: a parameter, or an expression over its source's columns. */
+type OrExpressions<T extends readonly unknown[]> = { [K in keyof T]: T[K] | RawBuilder<unknown> };
+type EventExpressions = OrExpressions<EventColumns>;
+
 /**
  * PostgreSQL: the insert of an event as a data-modifying CTE of a larger statement, stored once per
- * row of the CTE `source`, i.e. only when that statement's own write happened. Its values are
- * parameters (`EventColumns`; pass the placeholders a prepared query's build gets).
+ * row of `source` (a CTE's name, or a subquery with its alias), i.e. only when that statement's own
+ * write happened. Its values are parameters (`EventColumns`; pass the placeholders a prepared
+ * query's build gets) or expressions over the source's columns (the user its statement found).
  */
 export function insertFrom(
-  source: string,
-  ...[id, projectId, userId, type, data, ip, createdAt]: EventColumns
+  source: string | RawBuilder<unknown>,
+  ...[id, projectId, userId, type, data, ip, createdAt]: EventExpressions
 ) {
   return sql`insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
     select ${id}::text, ${projectId}::text, ${userId}::text, ${type}::text, ${data}::text, ${ip}::text,
       ${createdAt}::bigint
-    from ${sql.table(source)}`;
+    from ${typeof source === 'string' ? sql.table(source) : source}`;
 }
 
 export interface EventFilter {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared, type Write } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
+import * as auditRepository from '../audit/audit.repository.js';
 import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
 import {
   hitIn,
@@ -291,7 +292,7 @@ select (select identifier from ch) as challenge_identifier, exists (select from 
   attempt.attempts, attempt.max_attempts, attempt.matched,
   u.id as user_id, u.identifier, u.identifier_type, u.client_user_id, u.created_at as user_created_at,
   u.last_sign_in_at, p.user_id is not null as has_pin, p.failed_attempts as pin_failed_attempts,
-  p.locked_at as pin_locked_at, c.claims${signIn ? sql`, exists (select from pin_unlocked) as pin_unlocked` : sql``}
+  p.locked_at as pin_locked_at, c.claims${signIn ? sql`, exists (select from pin_reset where was_locked) as pin_unlocked` : sql``}
 from (select 1) as one
   left join network on true
   left join day on true
@@ -349,19 +350,26 @@ function signInRows(
       ${sessionExpiresAt}::bigint, null, null, null
     from signed_in where ${sessionId}::text is not null
   ),
-  created as (
-    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
-    select ${createdId}::text, ${projectId}::text, id, 'user.created',
-      case identifier_type when 'phone' then ${createdPhoneData}::text else ${createdEmailData}::text end,
-      null, ${createdAt}::bigint
-    from signed_in where id = ${newUserId}::text
-  ),
-  succeeded as (
-    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
-    select ${succeededId}::text, ${projectId}::text, id, 'signin.succeeded', ${succeededData}::text, null,
-      ${succeededAt}::bigint
-    from signed_in
-  ),
+  created as (${auditRepository.insertFrom(
+    sql`(select id, identifier_type from signed_in where id = ${newUserId}::text) as s`,
+    createdId,
+    projectId,
+    sql`id`,
+    'user.created',
+    sql`case identifier_type when 'phone' then ${createdPhoneData}::text else ${createdEmailData}::text end`,
+    null,
+    createdAt,
+  )}),
+  succeeded as (${auditRepository.insertFrom(
+    'signed_in',
+    succeededId,
+    projectId,
+    sql`id`,
+    'signin.succeeded',
+    succeededData,
+    null,
+    succeededAt,
+  )}),
   pin_was as (
     select user_id, locked_at from pins
     where user_id = (select id from signed_in) and failed_attempts > 0
@@ -372,13 +380,16 @@ function signInRows(
     from pin_was where pins.user_id = pin_was.user_id
     returning pin_was.locked_at is not null as was_locked, pins.user_id
   ),
-  pin_unlocked as (
-    insert into audit_events (id, project_id, user_id, type, data, ip, created_at)
-    select ${unlockedId}::text, ${projectId}::text, user_id, 'pin.unlocked', ${unlockedData}::text, null,
-      ${unlockedAt}::bigint
-    from pin_reset where was_locked
-    returning id
-  )`;
+  pin_unlocked as (${auditRepository.insertFrom(
+    sql`(select user_id from pin_reset where was_locked) as r`,
+    unlockedId,
+    projectId,
+    sql`user_id`,
+    'pin.unlocked',
+    unlockedData,
+    null,
+    unlockedAt,
+  )})`;
 }
 
 const guessAlone = prepared((_db, ...args: GuessArgs) => guessStatement(args));
