@@ -463,15 +463,7 @@ export class OtpService {
       // out (a retry would find the code used), without waiting for the database again. A right
       // code counted in the budgets (not `free`) gives its units back beside the answer, in one
       // statement; if it fails, the budgets keep them until their windows end.
-      if (!free) {
-        void this.limiter
-          .refundAll([
-            { scope: GUESS, subject },
-            { scope: GUESS_DAY, subject },
-            { scope: GUESS_ALL, subject: everywhere },
-          ])
-          .catch(this.onAfterwardsFailed);
-      }
+      if (!free) void refundGuess().catch(this.onAfterwardsFailed);
       return this.signIn.completeStored(project, signedIn.user, stored, {
         userCreated,
         pinUnlocked: signedIn.pinUnlocked === true,
@@ -489,11 +481,7 @@ export class OtpService {
         // writes. First, and in this order: the guess statement locks the same rows in the same order.
         writes: free
           ? []
-          : [
-              refundWrite(rateLimitKey(GUESS, subject)),
-              refundWrite(rateLimitKey(GUESS_DAY, subject)),
-              refundWrite(rateLimitKey(GUESS_ALL, everywhere)),
-            ],
+          : guessWindows(subject, everywhere).map((w) => refundWrite(rateLimitKey(w.scope, w.subject))),
       },
     });
   }
@@ -531,10 +519,9 @@ export class OtpService {
     );
   }
 
-  async #refundGuess(subject: string, everywhere: string): Promise<void> {
-    await this.limiter.refund(GUESS, subject);
-    await this.limiter.refund(GUESS_DAY, subject);
-    await this.limiter.refund(GUESS_ALL, everywhere);
+  /** Gives back a guess's unit of each of its three budgets, together (one statement on PostgreSQL). */
+  #refundGuess(subject: string, everywhere: string): Promise<void> {
+    return this.limiter.refundAll(guessWindows(subject, everywhere));
   }
 }
 
@@ -567,6 +554,13 @@ function budgetParts(project: Project, client: ClientNetwork) {
 
 /** A budget's rule as the guess statement takes it: the limit, and the end of a window starting now. */
 const windowOf = (rule: RateLimit, now: number) => ({ limit: rule.limit, resetAt: now + rule.window * 1000 });
+
+/** A guess's three budgets, in the order they count it (and in which their rows are locked). */
+const guessWindows = (subject: string, everywhere: string) => [
+  { scope: GUESS, subject },
+  { scope: GUESS_DAY, subject },
+  { scope: GUESS_ALL, subject: everywhere },
+];
 
 const subjectOf = (part: { head: string; tail: string }, identifier: string) =>
   `${part.head}${identifier}${part.tail}`;
