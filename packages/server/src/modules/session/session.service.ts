@@ -110,7 +110,7 @@ export class SessionService {
     const writes = [...(options.writes ?? []), ...this.deps.repository.creation(session, planned.refresh)];
     if (options.event) await this.deps.audit.recordWith(options.event, writes);
     else await this.deps.repository.store(writes);
-    return this.deps.minter.bundle(project, user, session, planned.refresh.token, options.claims);
+    return this.bundleOf(project, user, planned, options.claims);
   }
 
   /**
