@@ -1,5 +1,9 @@
 import type { AuditLog } from '../audit/audit.service.js';
-import type { PinLocks as PinLocksPort, PinStatus } from '../sign-in/sign-in.service.js';
+import {
+  type PinLocks as PinLocksPort,
+  type PinStatus,
+  pinUnlockedEvent,
+} from '../sign-in/sign-in.service.js';
 import { MAX_PIN_ATTEMPTS, type PinRepository } from './pin.repository.js';
 
 /** The PIN lock as the sign-in rules use it: an OTP sign-in lifts it, a lock stops device sign-in. */
@@ -23,7 +27,7 @@ export class PinLocks implements PinLocksPort {
   async unlock(projectId: string, userId: string, known?: PinStatus | null): Promise<void> {
     const pin = known === undefined ? await this.#status(userId) : known;
     if (pin && pin.failedAttempts > 0 && (await this.repository.reset(userId)) && pin.locked) {
-      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } });
+      await this.audit.record(pinUnlockedEvent(projectId, userId));
     }
   }
 }

@@ -96,8 +96,8 @@ function signedInEvent(projectId: string, userId: string | null, proof: SignInPr
   };
 }
 
-/** The event of an OTP sign-in that lifted the user's PIN lock (PinLocks records it on the other path). */
-function pinUnlockedEvent(projectId: string, userId: string): AuditEvent {
+/** The event of an OTP sign-in that lifted the user's PIN lock (PinLocks, or the sign-in's statement). */
+export function pinUnlockedEvent(projectId: string, userId: string): AuditEvent {
   return { projectId, userId, type: 'pin.unlocked', data: { by: 'OTP' } };
 }
 
@@ -192,10 +192,13 @@ export class SignInService {
     // the statement storing it must then do too.
     if (proof.method !== 'OTP') return undefined;
     const { audit, sessions } = this.deps;
-    // Stamped in the order the events are recorded by `complete`.
-    const created = await audit.inlineStamp(project.id, 'user.created');
-    const unlocked = created && (await audit.inlineStamp(project.id, 'pin.unlocked'));
-    const succeeded = unlocked && (await audit.inlineStamp(project.id, 'signin.succeeded'));
+    // Stamped in the order the events are recorded by `complete` (each stamp is taken as its call
+    // starts); the webhook subscriptions they read are cached and read once for the three.
+    const [created, unlocked, succeeded] = await Promise.all([
+      audit.inlineStamp(project.id, 'user.created'),
+      audit.inlineStamp(project.id, 'pin.unlocked'),
+      audit.inlineStamp(project.id, 'signin.succeeded'),
+    ]);
     if (!created || !unlocked || !succeeded) return undefined;
     const data = (event: AuditEvent) => JSON.stringify(event.data ?? {});
     const createdData = (identifierType: User['identifier_type']) =>
