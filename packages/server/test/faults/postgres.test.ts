@@ -73,6 +73,10 @@ function lockableServer(
       await locker.query('begin');
       await locker.query(statement);
     },
+    /** A statement in the transaction holding the lock (before `unlock`). */
+    async lockedQuery(statement: string, values: unknown[] = []): Promise<void> {
+      await locker?.query(statement, values);
+    },
     async unlock(end: 'rollback' | 'commit' = 'rollback'): Promise<void> {
       await locker?.query(end);
       await locker?.end();
@@ -626,5 +630,70 @@ postgresOnly('PostgreSQL: two OTP sign-ins racing to lift one PIN lock', (url) =
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow();
     assert.deepEqual(pin, { failed_attempts: 0, locked_at: null });
+  });
+});
+
+postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one statement', (url) => {
+  const suite = lockableServer(url, {
+    timeouts: { connectMs: 1000, statementMs: 5000 },
+    env: { ...RELAXED_LIMITS, TESSERA_RATE_LIMIT_OTP_GUESSES: '2/900' },
+  });
+
+  test('signs in, and gives its units back beside the answer', async () => {
+    const { server, storage } = suite;
+    const headers = { api_key_id: server.project.api_key_id };
+    const email = 'counted@example.com';
+    const started = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: email },
+      headers,
+    });
+    assert.equal(started.status, 200, started.text);
+    const code = server.lastCode(email);
+    const wrong = code === '000000' ? '111111' : '000000';
+    const body = { challenge_id: started.body.challenge_id as string, code, getOAuthToken: true };
+    // The start's own windows are there already: the guess budgets are the rows the guesses add.
+    const startKeys = (await storage.db.kysely.selectFrom('rate_limits').select('key').execute()).map(
+      (r) => r.key,
+    );
+    for (let i = 0; i < 2; i++) {
+      const guessed = await server.request('POST', '/v1/auth/otp/complete', {
+        body: { ...body, code: wrong },
+        headers,
+      });
+      assert.equal(guessed.body.code, 'invalid_code', guessed.text);
+    }
+    const guessRows = () =>
+      storage.db.kysely
+        .selectFrom('rate_limits')
+        .select(['key', 'count'])
+        .where('key', 'not in', startKeys)
+        .execute();
+    const counts = async () => (await guessRows()).map((r) => Number(r.count));
+    const guessKeys = (await guessRows()).map((r) => r.key);
+    assert.deepEqual(await counts(), [2, 2, 2]);
+
+    // The network budget is spent as the statement's snapshot reads it (the code is not `free`);
+    // a unit given back meanwhile (committed while the statement waits for the window's row) lets
+    // the right code in, counted.
+    await suite.lock('select * from rate_limits for update');
+    const completing = server.request('POST', '/v1/auth/otp/complete', { body, headers });
+    const deadline = Date.now() + 3000;
+    const waiting = async () =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and query like 'with%ch as (%select identifier,%'`.execute(storage.db.kysely)
+      ).rows[0]!.n;
+    while ((await waiting()) < 1 && Date.now() < deadline) await sleep(20);
+    assert.equal(await waiting(), 1, 'the guess statement waits for the windows');
+    await suite.lockedQuery('update rate_limits set count = count - 1 where key = any($1)', [guessKeys]);
+    await suite.unlock('commit');
+    const signedIn = await completing;
+    assert.equal(signedIn.status, 200, signedIn.text);
+    assert.ok(signedIn.body.oauth_token.access_token);
+    // Counted (1 + 1 each), then given back beside the answer.
+    const until = Date.now() + 3000;
+    while ((await counts()).some((n) => n !== 1) && Date.now() < until) await sleep(20);
+    assert.deepEqual(await counts(), [1, 1, 1]);
   });
 });
