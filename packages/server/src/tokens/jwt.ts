@@ -72,14 +72,37 @@ export function signJwt(
 export interface DecodedJwt {
   header: { alg: string; kid?: string; typ?: string; [k: string]: unknown };
   payload: Record<string, unknown>;
-  signingInput: string;
+  /** The bytes the signature covers: the token up to its second dot. */
+  signingInput: Buffer;
   signature: Buffer;
 }
 
 /**
+ * The bytes of a base64url segment known to be ASCII, if it is their one spelling (as
+ * {@link isCanonicalBase64url}); undefined otherwise. Decided on the decoded length instead of
+ * a pass over the characters: Buffer's decoder skips or stops at anything outside the alphabet
+ * (white space, padding, other ASCII), which leaves fewer bytes than the length promises, and
+ * reads `+` and `/`, the standard alphabet's, which are looked for. Outside ASCII the decoder
+ * would read a character by its low byte alone (`Ł` as `A`): hence the precondition.
+ */
+export function decodeAsciiBase64url(text: string): Buffer | undefined {
+  const tail = text.length % 4;
+  if (tail === 1 || text.includes('+') || text.includes('/')) return undefined;
+  const bytes = Buffer.from(text, 'base64url');
+  if (bytes.length !== (text.length * 3) >> 2) return undefined;
+  if (tail === 0) return bytes;
+  const last = BASE64URL_VALUE[text.charCodeAt(text.length - 1)]!;
+  return (last & (tail === 2 ? 0x0f : 0x03)) === 0 ? bytes : undefined;
+}
+
+/** The last header segment decoded, and its header: every token of one key has the same. */
+let lastHeader: { segment: string; header: DecodedJwt['header'] } | undefined;
+
+/**
  * Splits and parses a compact JWS without trusting anything in it. Returns undefined for
  * anything that is not three canonical base64url parts (see {@link isCanonicalBase64url}) of
- * which the first two hold JSON objects.
+ * which the first two hold JSON objects. The header it returns is frozen: a header segment seen
+ * again (the last one decoded) gives the same object without being decoded again.
  */
 export function decodeJwt(token: string): DecodedJwt | undefined {
   if (token.length > 8192) return undefined;
@@ -93,20 +116,27 @@ export function decodeJwt(token: string): DecodedJwt | undefined {
   ) {
     return undefined;
   }
-  const h = token.slice(0, first);
-  const p = token.slice(first + 1, second);
+  // As many bytes as characters: the header and payload segments are ASCII.
+  const signingInput = Buffer.from(token.slice(0, second));
+  if (signingInput.length !== second) return undefined;
   const s = token.slice(second + 1);
-  if (!isCanonicalBase64url(h) || !isCanonicalBase64url(p) || !isCanonicalBase64url(s)) return undefined;
+  if (!isCanonicalBase64url(s)) return undefined;
+  const h = token.slice(0, first);
+  let header = lastHeader?.segment === h ? lastHeader.header : undefined;
   try {
-    const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
-    const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
-    if (!isObject(header) || !isObject(payload) || typeof header.alg !== 'string') return undefined;
-    return {
-      header: header as DecodedJwt['header'],
-      payload,
-      signingInput: token.slice(0, second),
-      signature: Buffer.from(s, 'base64url'),
-    };
+    if (header === undefined) {
+      const bytes = decodeAsciiBase64url(h);
+      if (bytes === undefined) return undefined;
+      const parsed: unknown = JSON.parse(bytes.toString('utf8'));
+      if (!isObject(parsed) || typeof parsed.alg !== 'string') return undefined;
+      header = Object.freeze(parsed) as DecodedJwt['header'];
+      lastHeader = { segment: h, header };
+    }
+    const bytes = decodeAsciiBase64url(token.slice(first + 1, second));
+    if (bytes === undefined) return undefined;
+    const payload: unknown = JSON.parse(bytes.toString('utf8'));
+    if (!isObject(payload)) return undefined;
+    return { header, payload, signingInput, signature: Buffer.from(s, 'base64url') };
   } catch {
     return undefined;
   }
@@ -119,5 +149,5 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** ES256 signature check; the signature must be exactly 64 bytes (r‖s) with a low s. */
 export function verifyEs256(decoded: DecodedJwt, key: KeyObject): boolean {
   if (!isLowS(decoded.signature)) return false;
-  return verify('sha256', Buffer.from(decoded.signingInput), { key, ...ES256 }, decoded.signature);
+  return verify('sha256', decoded.signingInput, { key, dsaEncoding: ES256.dsaEncoding }, decoded.signature);
 }

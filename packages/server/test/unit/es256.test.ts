@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { verifyDeviceSignature } from '../../src/modules/device/device-key.js';
 import {
+  decodeAsciiBase64url,
   decodeJwt,
   isCanonicalBase64url,
   isLowS,
@@ -87,6 +88,51 @@ describe('isCanonicalBase64url', () => {
   });
 });
 
+describe('decodeAsciiBase64url', () => {
+  const decodes = (s: string) => {
+    const bytes = decodeAsciiBase64url(s);
+    if (bytes === undefined) return undefined;
+    assert.ok(bytes.equals(Buffer.from(s, 'base64url')), JSON.stringify(s));
+    return bytes;
+  };
+
+  test('agrees with decode-then-encode on every string of up to three characters of the alphabet', () => {
+    const strings = [''];
+    for (const a of ALPHABET) {
+      strings.push(a);
+      for (const b of ALPHABET) {
+        strings.push(a + b);
+        for (const c of ALPHABET) strings.push(a + b + c);
+      }
+    }
+    for (const s of strings) assert.equal(decodes(s) !== undefined, roundTrips(s), JSON.stringify(s));
+  });
+
+  test('agrees with decode-then-encode on arbitrary ASCII strings, and on the encodings of arbitrary bytes', () => {
+    const base64ish = fc.string({
+      unit: fc.constantFrom(...ALPHABET, '=', '+', '/', ' ', '\n', '\t', '.', '%', '\u0000', '\u007f'),
+      maxLength: 40,
+    });
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)) });
+    fc.assert(
+      fc.property(fc.oneof(base64ish, ascii), (s) => {
+        assert.equal(decodes(s) !== undefined, roundTrips(s), JSON.stringify(s));
+      }),
+      { numRuns: 20000 },
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        assert.deepEqual(decodes(Buffer.from(bytes).toString('base64url')), Buffer.from(bytes));
+      }),
+    );
+  });
+
+  test('is for ASCII only: outside it Buffer reads a character by its low byte (Ł as A)', () => {
+    // Why decodeJwt checks that the header and payload are ASCII before decoding them this way.
+    assert.deepEqual(Buffer.from('QU\u0141D', 'base64url'), Buffer.from('QUAD', 'base64url'));
+  });
+});
+
 describe('access tokens (decodeJwt, verifyEs256)', () => {
   test('a respelled segment, anywhere in the token, is refused although it decodes to the same bytes', () => {
     const seen = new Set<string>();
@@ -107,6 +153,47 @@ describe('access tokens (decodeJwt, verifyEs256)', () => {
     // The signature (86 characters: 4 unused bits) and header and payload of each length class.
     assert.ok(seen.has('2:2'));
     assert.ok([...seen].filter((k) => k.startsWith('1:')).length >= 3, [...seen].join(' '));
+  });
+
+  test('a character outside ASCII that Buffer would read as one of the alphabet is refused in every segment', () => {
+    for (const pad of [0, 1, 2, 3]) {
+      const { token } = realToken(pad);
+      const segments = token.split('.');
+      segments.forEach((segment, index) => {
+        for (const at of [0, segment.length >> 1, segment.length - 1]) {
+          // The character whose low byte is the one there: the same bytes to a lenient decoder.
+          const alias = String.fromCharCode(0x100 | segment.charCodeAt(at));
+          const spelling = segment.slice(0, at) + alias + segment.slice(at + 1);
+          assert.ok(Buffer.from(spelling, 'base64url').equals(Buffer.from(segment, 'base64url')));
+          const forged = segments.map((s, i) => (i === index ? spelling : s)).join('.');
+          assert.equal(decodeJwt(forged), undefined, `segment ${index}, character ${at}`);
+        }
+      });
+    }
+  });
+
+  test('a header segment decoded before gives the same frozen header; another one is decoded afresh', () => {
+    const { token } = realToken();
+    const { token: other } = realToken(1);
+    const first = decodeJwt(token)!;
+    assert.ok(Object.isFrozen(first.header));
+    assert.equal(decodeJwt(token)!.header, first.header);
+    // Another key's token (another kid would do; here another key with the same header text).
+    const second = decodeJwt(other)!;
+    assert.deepEqual(second.header, first.header);
+    const [, payload, signature] = token.split('.');
+    const otherHeader = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k2', typ: 'at+jwt' })).toString(
+      'base64url',
+    );
+    assert.deepEqual(decodeJwt(`${otherHeader}.${payload}.${signature}`)!.header, {
+      alg: 'ES256',
+      kid: 'k2',
+      typ: 'at+jwt',
+    });
+    // A respelled header right after its canonical one is still refused: the memo holds only what decoded.
+    const respelled = respellings(token.split('.')[0]!)[0]!;
+    decodeJwt(token);
+    assert.equal(decodeJwt(`${respelled}.${payload}.${signature}`), undefined);
   });
 
   test('the signature with trailing bits set verifies under a lenient decoder: that is what is refused', () => {
