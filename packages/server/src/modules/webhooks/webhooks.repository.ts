@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
 
 /** An endpoint as the webhook services see it: its event types parsed once, here. */
@@ -102,17 +103,20 @@ export function listDeliveries(
 }
 
 /** Ids of pending deliveries that are due and not claimed by a live worker, the longest due first. */
-export async function dueDeliveries(db: Kysely<Database>, now: number, limit: number): Promise<string[]> {
-  const rows = await db
+/** Every instance polls it each second (webhooks.dispatcher.ts): built and compiled once. */
+const due = prepared((db, now: number, limit: number) =>
+  db
     .selectFrom('webhook_deliveries')
     .select('id')
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
     .orderBy('next_attempt_at', 'asc')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
+    .limit(limit),
+);
+
+export async function dueDeliveries(db: Kysely<Database>, now: number, limit: number): Promise<string[]> {
+  return (await due(db, now, limit)).rows.map((r) => r.id);
 }
 
 /**
