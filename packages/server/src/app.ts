@@ -180,6 +180,8 @@ export async function buildApp(
     ctx.revocations.stop();
     await ctx.notices?.close();
     await ctx.ipLimiter.stop().catch((err) => app.log.warn({ err }, 'per-IP counts not shared at shutdown'));
+    // Refunds running beside answers already given, while storage is still open.
+    await ctx.otp.drain();
     await ctx.audit.drain();
     await ctx.webhooks.stop();
     await ctx.delivery.close();

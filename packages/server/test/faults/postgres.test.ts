@@ -639,7 +639,7 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
     env: { ...RELAXED_LIMITS, TESSERA_RATE_LIMIT_OTP_GUESSES: '2/900' },
   });
 
-  test('signs in, and gives its units back beside the answer', async () => {
+  test('signs in, gives its units back beside the answer, and shutdown waits for them', async () => {
     const { server, storage } = suite;
     const headers = { api_key_id: server.project.api_key_id };
     const email = 'counted@example.com';
@@ -662,14 +662,25 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
       });
       assert.equal(guessed.body.code, 'invalid_code', guessed.text);
     }
+    // Not the per-IP windows (60 s here), which the server shares in the same table every second.
     const guessRows = () =>
       storage.db.kysely
         .selectFrom('rate_limits')
         .select(['key', 'count'])
         .where('key', 'not in', startKeys)
+        .where('reset_at', '>', Date.now() + 120_000)
         .execute();
     const counts = async () => (await guessRows()).map((r) => Number(r.count));
     const guessKeys = (await guessRows()).map((r) => r.key);
+    const guessCounts = async () =>
+      (
+        await storage.db.kysely
+          .selectFrom('rate_limits')
+          .select('count')
+          .where('key', 'in', guessKeys)
+          .orderBy('key')
+          .execute()
+      ).map((r) => Number(r.count));
     assert.deepEqual(await counts(), [2, 2, 2]);
 
     // The network budget is spent as the statement's snapshot reads it (the code is not `free`);
@@ -686,14 +697,44 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
       ).rows[0]!.n;
     while ((await waiting()) < 1 && Date.now() < deadline) await sleep(20);
     assert.equal(await waiting(), 1, 'the guess statement waits for the windows');
+    // A second connection, ready before the commit, asks for the windows' rows as soon as it is
+    // made: it is queued behind the guess statement, ahead of the refund that follows the answer.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query(`set search_path = ${storage.schema}`);
+    const keys = guessKeys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
     await suite.lockedQuery('update rate_limits set count = count - 1 where key = any($1)', [guessKeys]);
-    await suite.unlock('commit');
-    const signedIn = await completing;
-    assert.equal(signedIn.status, 200, signedIn.text);
-    assert.ok(signedIn.body.oauth_token.access_token);
-    // Counted (1 + 1 each), then given back beside the answer.
-    const until = Date.now() + 3000;
-    while ((await counts()).some((n) => n !== 1) && Date.now() < until) await sleep(20);
-    assert.deepEqual(await counts(), [1, 1, 1]);
+    await suite.lockedQuery('commit');
+    const holding = holder.query(`begin; select 1 from rate_limits where key in (${keys}) for update`);
+    await suite.unlock();
+    try {
+      const signedIn = await completing;
+      assert.equal(signedIn.status, 200, signedIn.text);
+      assert.ok(signedIn.body.oauth_token.access_token);
+      await holding;
+      // Answered while the refund waits for the held rows: counted (1 + 1 each), not yet given back.
+      const refundWaits = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+              and query like '%count - 1%'`.execute(storage.db.kysely)
+        ).rows[0]!.n;
+      const deadline = Date.now() + 3000;
+      while ((await refundWaits()) < 1 && Date.now() < deadline) await sleep(20);
+      assert.equal(await refundWaits(), 1, 'the refund waits for the held rows');
+      assert.deepEqual(await guessCounts(), [2, 2, 2]);
+      // Shutting down waits for it, storage still open: the units are back once closed.
+      let closed = false;
+      const closing = server.close().then(() => {
+        closed = true;
+      });
+      await sleep(300);
+      assert.equal(closed, false, 'the app closed with a refund still running');
+      await holder.query('commit');
+      await closing;
+      assert.deepEqual(await guessCounts(), [1, 1, 1]);
+    } finally {
+      await holder.end().catch(() => {});
+    }
   });
 });

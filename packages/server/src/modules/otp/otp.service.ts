@@ -67,6 +67,21 @@ export class OtpService {
     this.verifier = config.otpSending.startVerifier && new StartVerifier(config.otpSending.startVerifier);
   }
 
+  /** Writes running beside answers already given (see {@link OtpService.#afterwards}). */
+  readonly #running = new Set<Promise<void>>();
+
+  /** Waits for the writes still running beside answers already given (shutdown, before storage closes). */
+  async drain(): Promise<void> {
+    await Promise.all(this.#running);
+  }
+
+  /** Runs `write` beside the answer: a failure is reported, never thrown; `drain` waits for it. */
+  #afterwards(write: () => Promise<void>): void {
+    const running = write().catch(this.onAfterwardsFailed);
+    this.#running.add(running);
+    void running.finally(() => this.#running.delete(running));
+  }
+
   /**
    * Sends a code, after the checks in {@link OtpService.#admit}. Every outcome, sent or refused,
    * is reported to the send listeners (metrics); invalid identifiers are not. `languages`: the
@@ -463,7 +478,7 @@ export class OtpService {
       // out (a retry would find the code used), without waiting for the database again. A right
       // code counted in the budgets (not `free`) gives its units back beside the answer, in one
       // statement; if it fails, the budgets keep them until their windows end.
-      if (!free) void refundGuess().catch(this.onAfterwardsFailed);
+      if (!free) this.#afterwards(refundGuess);
       return this.signIn.completeStored(project, signedIn.user, stored, {
         userCreated,
         pinUnlocked: signedIn.pinUnlocked === true,
