@@ -26,7 +26,14 @@ const BASE64URL_VALUE = (() => {
  * back; deciding on the characters spares /verify a decode and an allocation.
  */
 export function isCanonicalBase64url(text: string): boolean {
-  if (!BASE64URL.test(text)) return false;
+  return BASE64URL.test(text) && canonicalEnd(text);
+}
+
+/**
+ * Of a string of the alphabet: no length that leaves a lone character, and zero in the low bits
+ * of the last character, which carry no data.
+ */
+function canonicalEnd(text: string): boolean {
   const tail = text.length % 4;
   if (tail === 0) return true;
   if (tail === 1) return false;
@@ -86,13 +93,9 @@ export interface DecodedJwt {
  * would read a character by its low byte alone (`Ł` as `A`): hence the precondition.
  */
 export function decodeAsciiBase64url(text: string): Buffer | undefined {
-  const tail = text.length % 4;
-  if (tail === 1 || text.includes('+') || text.includes('/')) return undefined;
+  if (text.includes('+') || text.includes('/')) return undefined;
   const bytes = Buffer.from(text, 'base64url');
-  if (bytes.length !== (text.length * 3) >> 2) return undefined;
-  if (tail === 0) return bytes;
-  const last = BASE64URL_VALUE[text.charCodeAt(text.length - 1)]!;
-  return (last & (tail === 2 ? 0x0f : 0x03)) === 0 ? bytes : undefined;
+  return bytes.length === (text.length * 3) >> 2 && canonicalEnd(text) ? bytes : undefined;
 }
 
 /** The last header segment decoded, and its header: every token of one key has the same. */
@@ -116,11 +119,11 @@ export function decodeJwt(token: string): DecodedJwt | undefined {
   ) {
     return undefined;
   }
+  const s = token.slice(second + 1);
+  if (!isCanonicalBase64url(s)) return undefined;
   // As many bytes as characters: the header and payload segments are ASCII.
   const signingInput = Buffer.from(token.slice(0, second));
   if (signingInput.length !== second) return undefined;
-  const s = token.slice(second + 1);
-  if (!isCanonicalBase64url(s)) return undefined;
   const h = token.slice(0, first);
   let header = lastHeader?.segment === h ? lastHeader.header : undefined;
   try {
