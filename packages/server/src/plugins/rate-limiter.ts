@@ -1,6 +1,6 @@
 import type { RateLimit } from '../config/index.js';
 import type { Db } from '../db/connect.js';
-import { together } from '../db/prepared.js';
+import { together, type Write } from '../db/prepared.js';
 import * as rateLimitsRepository from '../modules/rate-limits/rate-limits.repository.js';
 
 export interface RateLimitResult {
@@ -121,11 +121,13 @@ export class RateLimiter {
 
   /** Gives back one unit of each window, together (one statement on PostgreSQL). */
   async refundAll(hits: ReadonlyArray<Pick<Hit, 'scope' | 'subject'>>): Promise<void> {
-    await together(
-      this.db.kysely,
-      hits.map((h) =>
-        rateLimitsRepository.refundWrite(rateLimitsRepository.rateLimitKey(h.scope, h.subject)),
-      ),
+    await together(this.db.kysely, RateLimiter.refundWrites(hits));
+  }
+
+  /** The writes of `refundAll`, for a caller to run with writes of its own (`together`). */
+  static refundWrites(hits: ReadonlyArray<Pick<Hit, 'scope' | 'subject'>>): Write[] {
+    return hits.map((h) =>
+      rateLimitsRepository.refundWrite(rateLimitsRepository.rateLimitKey(h.scope, h.subject)),
     );
   }
 

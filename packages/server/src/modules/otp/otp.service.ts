@@ -5,16 +5,11 @@ import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
 import type { User } from '../../db/schema.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
-import type { Hit, RateLimiter } from '../../plugins/rate-limiter.js';
+import { type Hit, RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
 import { webOtpDomain } from '../projects/project-settings.js';
-import {
-  type InsertWhenAllowed,
-  rateLimitKey,
-  refundWrite,
-  secondsLeft,
-} from '../rate-limits/rate-limits.repository.js';
+import { type InsertWhenAllowed, secondsLeft } from '../rate-limits/rate-limits.repository.js';
 import type { SignInExtras, SignInService } from '../sign-in/sign-in.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { type Channel, type Delivery, DeliveryError } from './delivery/delivery.js';
@@ -456,14 +451,14 @@ export class OtpService {
         return this.#throttled(project, false, secondsLeft(network, now));
       }
       if (!day) throw new Error("the OTP guess statement skipped the network's daily budget");
+      // A refusing budget keeps its unit; those before it, which the guess passed, give theirs back.
       if (day.count > limits.otpGuessesPerNetworkDaily.limit) {
-        await this.limiter.refund(GUESS, subject);
+        await this.limiter.refundAll(guessWindows(subject, everywhere).slice(0, 1));
         return this.#throttled(project, false, secondsLeft(day, now));
       }
       if (!ceiling) throw new Error('the OTP guess statement skipped the identifier-wide budget');
       if (ceiling.count > limits.otpGuessesCeiling.limit) {
-        await this.limiter.refund(GUESS, subject);
-        await this.limiter.refund(GUESS_DAY, subject);
+        await this.limiter.refundAll(guessWindows(subject, everywhere).slice(0, 2));
         return this.#throttled(project, true, secondsLeft(ceiling, now));
       }
     }
@@ -494,9 +489,7 @@ export class OtpService {
         claims: signedIn.claims,
         // A right code counted in the budgets gives its units back, with the sign-in's own
         // writes. First, and in this order: the guess statement locks the same rows in the same order.
-        writes: free
-          ? []
-          : guessWindows(subject, everywhere).map((w) => refundWrite(rateLimitKey(w.scope, w.subject))),
+        writes: free ? [] : RateLimiter.refundWrites(guessWindows(subject, everywhere)),
       },
     });
   }

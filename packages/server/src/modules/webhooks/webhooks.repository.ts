@@ -102,7 +102,6 @@ export function listDeliveries(
     .execute();
 }
 
-/** Ids of pending deliveries that are due and not claimed by a live worker, the longest due first. */
 /** Every instance polls it each second (webhooks.dispatcher.ts): built and compiled once. */
 const due = prepared((db, now: number, limit: number) =>
   db
@@ -115,6 +114,7 @@ const due = prepared((db, now: number, limit: number) =>
     .limit(limit),
 );
 
+/** Ids of pending deliveries that are due and not claimed by a live worker, the longest due first. */
 export async function dueDeliveries(db: Kysely<Database>, now: number, limit: number): Promise<string[]> {
   return (await due(db, now, limit)).rows.map((r) => r.id);
 }
