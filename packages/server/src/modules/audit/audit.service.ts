@@ -5,6 +5,7 @@ import { together, type Write } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import { TurnBatch } from '../../db/turn-batch.js';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { Pending } from '../../pending.js';
 import type { EventFilter } from './audit.repository.js';
 import * as auditRepository from './audit.repository.js';
 import type { AuditEvent, AuditEventType, RecordedEvent, StoredEvent } from './events.js';
@@ -41,7 +42,7 @@ export class AuditLog {
   #listeners: Array<(event: RecordedEvent) => void> = [];
   // The target type is the outbox's own business: it gets back what its `targets` returned.
   #outbox: AuditOutbox<unknown> | undefined;
-  #inFlight = new Set<Promise<void>>();
+  readonly #inFlight = new Pending();
   /**
    * PostgreSQL: the events `record` stores on their own (no webhook takes them) in the same turn
    * of the event loop go in one statement.
@@ -92,10 +93,7 @@ export class AuditLog {
   }
 
   record(event: AuditEvent): Promise<void> {
-    const recording = this.#record(event);
-    this.#inFlight.add(recording);
-    void recording.finally(() => this.#inFlight.delete(recording));
-    return recording;
+    return this.#inFlight.track(this.#record(event));
   }
 
   /**
@@ -184,8 +182,8 @@ export class AuditLog {
   }
 
   /** Waits for every event being recorded (shutdown). */
-  async drain(): Promise<void> {
-    await Promise.all(this.#inFlight);
+  drain(): Promise<void> {
+    return this.#inFlight.drain();
   }
 
   #stamp(event: AuditEvent): RecordedEvent {

@@ -5,6 +5,7 @@ import { randomDigits, randomId, randomUUID } from '../../crypto/random.js';
 import type { User } from '../../db/schema.js';
 import { badRequest, TesseraError, tooManyRequests } from '../../errors.js';
 import type { ClientNetwork } from '../../net/client-network.js';
+import { Pending } from '../../pending.js';
 import { type Hit, RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { Project } from '../projects/project.js';
@@ -63,18 +64,16 @@ export class OtpService {
   }
 
   /** Writes running beside answers already given (see {@link OtpService.#afterwards}). */
-  readonly #running = new Set<Promise<void>>();
+  readonly #afterwardsRunning = new Pending();
 
   /** Waits for the writes still running beside answers already given (shutdown, before storage closes). */
-  async drain(): Promise<void> {
-    await Promise.all(this.#running);
+  drain(): Promise<void> {
+    return this.#afterwardsRunning.drain();
   }
 
   /** Runs `write` beside the answer: a failure is reported, never thrown; `drain` waits for it. */
   #afterwards(write: () => Promise<void>): void {
-    const running = write().catch(this.onAfterwardsFailed);
-    this.#running.add(running);
-    void running.finally(() => this.#running.delete(running));
+    void this.#afterwardsRunning.track(write().catch(this.onAfterwardsFailed));
   }
 
   /**
