@@ -54,6 +54,9 @@ function assertUnavailable(answer: TestResponse, what: string): void {
  * second session that takes locks in its schema (`lock`, in a transaction) and lets them go
  * (`unlock`, a rollback by default).
  */
+/** The OTP guess statement's text as pg_stat_activity shows its start (its `ch` CTE). */
+const GUESS_STATEMENT = 'with%ch as (%select identifier,%';
+
 function lockableServer(
   url: string,
   options: {
@@ -76,6 +79,25 @@ function lockableServer(
     /** A statement in the transaction holding the lock (before `unlock`). */
     async lockedQuery(statement: string, values: unknown[] = []): Promise<void> {
       await locker?.query(statement, values);
+    },
+    /**
+     * Backends of this database waiting for a lock in a statement whose text is `like` (its start,
+     * as pg_stat_activity shows it): counted until at least `least` wait, or for at most 3 s.
+     */
+    async lockWaiters(like: string, least = 1): Promise<number> {
+      const count = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+              and query like ${like}`.execute(suite.storage.db.kysely)
+        ).rows[0]!.n;
+      const deadline = Date.now() + 3000;
+      let waiting = await count();
+      while (waiting < least && Date.now() < deadline) {
+        await sleep(20);
+        waiting = await count();
+      }
+      return waiting;
     },
     async unlock(end: 'rollback' | 'commit' = 'rollback'): Promise<void> {
       await locker?.query(end);
@@ -603,17 +625,7 @@ postgresOnly('PostgreSQL: two OTP sign-ins racing to lift one PIN lock', (url) =
     const completing = [a, b].map((body) =>
       server.request('POST', '/v1/auth/otp/complete', { body: { ...body, getOAuthToken: true }, headers }),
     );
-    // Backends of this database waiting for a lock in the guess statement (pg_stat_activity shows
-    // the start of a statement's text: its `ch`).
-    const waiting = async () => {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'
-          and query like 'with%ch as (%select identifier,%'`.execute(storage.db.kysely);
-      return rows[0]!.n;
-    };
-    const deadline = Date.now() + 3000;
-    while ((await waiting()) < 2 && Date.now() < deadline) await sleep(20);
-    assert.ok((await waiting()) >= 2, 'both statements wait behind the held row');
+    assert.ok((await suite.lockWaiters(GUESS_STATEMENT, 2)) >= 2, 'both statements wait behind the held row');
     await suite.unlock();
     for (const answer of await Promise.all(completing)) assert.equal(answer.status, 200, answer.text);
 
@@ -688,15 +700,7 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
     // the right code in, counted.
     await suite.lock('select * from rate_limits for update');
     const completing = server.request('POST', '/v1/auth/otp/complete', { body, headers });
-    const deadline = Date.now() + 3000;
-    const waiting = async () =>
-      (
-        await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'
-            and query like 'with%ch as (%select identifier,%'`.execute(storage.db.kysely)
-      ).rows[0]!.n;
-    while ((await waiting()) < 1 && Date.now() < deadline) await sleep(20);
-    assert.equal(await waiting(), 1, 'the guess statement waits for the windows');
+    assert.equal(await suite.lockWaiters(GUESS_STATEMENT), 1, 'the guess statement waits for the windows');
     // A second connection, ready before the commit, asks for the windows' rows as soon as it is
     // made: it is queued behind the guess statement, ahead of the refund that follows the answer.
     const holder = new pg.Client({ connectionString: url });
@@ -713,15 +717,7 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
       assert.ok(signedIn.body.oauth_token.access_token);
       await holding;
       // Answered while the refund waits for the held rows: counted (1 + 1 each), not yet given back.
-      const refundWaits = async () =>
-        (
-          await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'
-              and query like '%count - 1%'`.execute(storage.db.kysely)
-        ).rows[0]!.n;
-      const deadline = Date.now() + 3000;
-      while ((await refundWaits()) < 1 && Date.now() < deadline) await sleep(20);
-      assert.equal(await refundWaits(), 1, 'the refund waits for the held rows');
+      assert.equal(await suite.lockWaiters('%count - 1%'), 1, 'the refund waits for the held rows');
       assert.deepEqual(await guessCounts(), [2, 2, 2]);
       // Shutting down waits for it, storage still open: the units are back once closed.
       let closed = false;
