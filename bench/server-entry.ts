@@ -1,6 +1,8 @@
 // Child process: a real Tessera server (buildApp + openRuntime, on TESSERA_DATABASE_URL) whose OTP
 // delivery hands codes back to the benchmark in a response header instead of sending them. With
 // BENCH_COUNT_STATEMENTS=1 it counts the statements it sends to PostgreSQL (one round trip each).
+// With BENCH_JOIN=1 it joins the database another Tessera of the bench made (TESSERA_ISSUER is
+// that one's, its tokens' `iss`) and creates no project (side-by-side.ts).
 // With BENCH_WORKERS=N (N > 1) it is the primary of a cluster as `tessera serve --workers N` is:
 // it migrates and creates the project, then N workers serve one port.
 import cluster from 'node:cluster';
@@ -67,6 +69,7 @@ function countStatements(): () => number {
 const config = loadConfig(process.env);
 const OTP_START = '/v1/auth/otp/start';
 const workers = Number(process.env.BENCH_WORKERS ?? '1');
+const joining = process.env.BENCH_JOIN === '1';
 
 /** The primary of a cluster: migrate, create the project, fork the workers, report for them. */
 async function primary(): Promise<void> {
@@ -135,7 +138,8 @@ async function server(): Promise<void> {
   });
   if (!hooked) throw new Error(`the bench found no route POST ${OTP_START} to give the code header`);
 
-  const project = cluster.isWorker ? undefined : await ctx.projects.create({ name: 'bench', origins: [] });
+  const project =
+    cluster.isWorker || joining ? undefined : await ctx.projects.create({ name: 'bench', origins: [] });
   await app.listen({ host: '127.0.0.1', port: config.port });
 
   let closing = false;
@@ -155,9 +159,12 @@ async function server(): Promise<void> {
   process.once('SIGINT', () => void shutdown());
   // The parent (or the cluster's primary) went away, even if it was killed: do not outlive it.
   process.once('disconnect', () => void shutdown());
-  if (!project) return;
+  // A worker's CPU and readiness are reported by the primary.
+  if (cluster.isWorker) return;
   answerCpuQueries(statements);
-  const ready: ReadyMessage = { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id };
+  const ready: ReadyMessage = project
+    ? { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id }
+    : { type: 'ready', url: `http://127.0.0.1:${config.port}` };
   process.send?.(ready);
 }
 

@@ -82,6 +82,11 @@ export interface TesseraOptions {
   /** Count the statements sent to PostgreSQL (one process only). */
   countStatements?: boolean;
   nodeArgs?: string[];
+  /**
+   * Another Tessera whose database, master key and issuer this one shares (it creates no project
+   * and, on PostgreSQL, leaves the schema to that one).
+   */
+  join?: Tessera;
 }
 
 export interface Tessera {
@@ -100,12 +105,12 @@ export interface Tessera {
  * out of the way of the load.
  */
 export async function startTessera(options: TesseraOptions): Promise<Tessera> {
-  const { dialect, dir } = options;
+  const { dialect, dir, join: joined } = options;
   const tag = randomBytes(5).toString('hex');
   const schema = `tessera_bench_${tag}`;
   const applicationName = `tessera_bench_${tag}`;
-  let databaseUrl = `sqlite:${join(dir, `${tag}.db`)}`;
-  if (dialect === 'postgres') {
+  let databaseUrl = joined?.databaseUrl ?? `sqlite:${join(dir, `${tag}.db`)}`;
+  if (dialect === 'postgres' && !joined) {
     await admin(`create schema ${schema}`);
     const url = new URL(POSTGRES_URL);
     url.searchParams.set('options', `-c search_path=${schema}`);
@@ -113,21 +118,21 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
     databaseUrl = url.toString();
   }
   const dropSchema = async () => {
-    if (dialect === 'postgres') await admin(`drop schema if exists ${schema} cascade`);
+    if (dialect === 'postgres' && !joined) await admin(`drop schema if exists ${schema} cascade`);
   };
   const port = await freePort();
-  const masterKey = randomBytes(32).toString('base64');
+  const masterKey = joined?.masterKey ?? randomBytes(32).toString('base64');
   const workers = options.workers ?? 1;
   try {
     const server = await startChild(
-      `tessera (${dialect}${workers > 1 ? `, ${workers} workers` : ''})`,
+      `tessera (${dialect}${workers > 1 ? `, ${workers} workers` : ''}${joined ? ', joined' : ''})`,
       new URL('./server-entry.ts', import.meta.url),
       {
         TESSERA_ENV: 'test',
         TESSERA_LOG_LEVEL: 'warn',
         TESSERA_HOST: '127.0.0.1',
         TESSERA_PORT: String(port),
-        TESSERA_ISSUER: `http://127.0.0.1:${port}`,
+        TESSERA_ISSUER: joined?.server.ready.url ?? `http://127.0.0.1:${port}`,
         TESSERA_DATABASE_URL: databaseUrl,
         TESSERA_DATA_DIR: dir,
         TESSERA_MASTER_KEY: masterKey,
@@ -141,6 +146,7 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
         TESSERA_EMAIL_BUDGET_DAILY: '0',
         BENCH_WORKERS: String(workers),
         BENCH_COUNT_STATEMENTS: options.countStatements && dialect === 'postgres' ? '1' : '0',
+        BENCH_JOIN: joined ? '1' : '0',
       },
       // The flags every `tessera serve` runs with, then any BENCH_SERVER_NODE_ARGS (which win).
       [...SERVE_NODE_FLAGS, ...(options.nodeArgs ?? [])],
@@ -151,7 +157,7 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
       server,
       databaseUrl,
       masterKey,
-      ...(dialect === 'postgres' ? { applicationName } : {}),
+      ...(dialect === 'postgres' ? { applicationName: joined?.applicationName ?? applicationName } : {}),
       close: async () => {
         await server.stop();
         await dropSchema();

@@ -1,0 +1,131 @@
+// `npm run bench:side-by-side`: /verify with never-seen tokens on two Tessera servers of the same
+// code and database, one that signed users in first and one that did not, and on the hand-written
+// verifier, all three loaded at once. See bench/README.md ("Side by side"). Prints; writes nothing.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killAllChildren, startChild } from './children.js';
+import { cpuPerOp, type LoadResult, warmUp, window } from './load.js';
+import { verifyEach } from './phases.js';
+import { signInMany, verifyBodyMinter } from './prepare.js';
+import { readSettings } from './settings.js';
+import { startTessera } from './tessera.js';
+
+/** A whole number from the environment, within [min, max]. */
+function count(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+const signIns = count('SIDE_SIGN_INS', 2000, 1, 100_000);
+const windows = count('SIDE_WINDOWS', 14, 3, 200);
+const seconds = count('SIDE_SECONDS', 3, 1, 60);
+/** Connections per server: 50 in all, as in `npm run bench`. */
+const connections = 17;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const two = (n: number) => n.toFixed(3);
+
+/**
+ * The three servers on CPU 0 and this process (the load generator) on CPU 1, threads included, so
+ * the servers share one core evenly and none waits on the generator; false where that cannot be.
+ */
+function pin(pids: number[]): boolean {
+  if (availableParallelism() < 2) return false;
+  try {
+    for (const pid of pids) execFileSync('taskset', ['-a', '-cp', '0', String(pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tessera-side-'));
+process.once('exit', () => {
+  killAllChildren();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// BENCH_SERVER_NODE_ARGS: extra Node flags for both Tessera children, as in `npm run bench`.
+const nodeArgs = readSettings().serverNodeArgs;
+const served = await startTessera({ dialect: 'sqlite', dir, nodeArgs });
+const fresh = await startTessera({ dialect: 'sqlite', dir, nodeArgs, join: served });
+const url = served.server.ready.url;
+const apiKeyId = served.server.ready.apiKeyId!;
+const sessions = await signInMany(url, apiKeyId, signIns, 'side');
+const jwks = (await (await fetch(`${url}/.well-known/jwks.json`)).json()) as {
+  keys: Array<Record<string, unknown>>;
+};
+const first = sessions[0]!.accessToken;
+const kid = (JSON.parse(Buffer.from(first.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+const jwk = jwks.keys.find((k) => k.kid === kid);
+if (!jwk) throw new Error('the token kid is not in the JWKS');
+const handwritten = await startChild(
+  'hand-written verifier',
+  new URL('./verifier-entry.ts', import.meta.url),
+  {
+    BENCH_VERIFIER_JWK: JSON.stringify(jwk),
+    BENCH_VERIFIER_ISSUER: url,
+  },
+);
+const pinned = pin([served, fresh].map((t) => t.server.process.pid!).concat(handwritten.process.pid!));
+console.log(
+  `${signIns} users signed in by OTP on "served"; "fresh" shares its database and has served nothing; ` +
+    `${pinned ? 'servers pinned to CPU 0, load generator to CPU 1' : 'not pinned (taskset or a second core missing)'}`,
+);
+
+const mint = await verifyBodyMinter(
+  served.databaseUrl,
+  served.masterKey,
+  sessions.map((s) => s.accessToken),
+);
+// The same never-seen tokens go to all three, each server taking them in order on its own.
+const bodies: Buffer[] = [];
+const loads = {
+  served: { ...verifyEach(url, apiKeyId, bodies), server: served.server },
+  fresh: { ...verifyEach(fresh.server.ready.url, apiKeyId, bodies), server: fresh.server },
+  handwritten: { ...verifyEach(handwritten.ready.url, apiKeyId, bodies), server: handwritten },
+};
+const topUp = () => {
+  const used = Math.max(...Object.values(loads).map((l) => l.used()));
+  const needed = 8000 * seconds + 2000 - (bodies.length - used);
+  if (needed > 0) for (const body of mint(needed)) bodies.push(body);
+};
+topUp();
+await Promise.all(Object.values(loads).map((l) => warmUp(l, connections, 2)));
+
+const ratios = {
+  handwrittenServed: [] as number[],
+  handwrittenFresh: [] as number[],
+  servedFresh: [] as number[],
+};
+for (let i = 0; i < windows; i++) {
+  topUp();
+  const [s, f, h] = (await Promise.all(
+    [loads.served, loads.fresh, loads.handwritten].map((l) => window(l, connections, seconds)),
+  )) as [LoadResult, LoadResult, LoadResult];
+  for (const r of [s, f, h])
+    if (r.failed > 0 || r.errors > 0)
+      throw new Error(`a window had ${r.failed} refusals, ${r.errors} errors`);
+  ratios.handwrittenServed.push(cpuPerOp(h) / cpuPerOp(s));
+  ratios.handwrittenFresh.push(cpuPerOp(h) / cpuPerOp(f));
+  ratios.servedFresh.push(cpuPerOp(s) / cpuPerOp(f));
+  console.log(
+    `window ${i + 1}: µs of CPU a request: served ${cpuPerOp(s).toFixed(1)}, fresh ${cpuPerOp(f).toFixed(1)}, ` +
+      `hand-written ${cpuPerOp(h).toFixed(1)}`,
+  );
+}
+console.log(
+  `medians of ${windows} windows of ${seconds} s (CPU a request, lower is faster): ` +
+    `hand-written ÷ served ${two(median(ratios.handwrittenServed))}, ` +
+    `hand-written ÷ fresh ${two(median(ratios.handwrittenFresh))}, ` +
+    `served ÷ fresh ${two(median(ratios.servedFresh))}`,
+);
+await Promise.all([fresh.close(), handwritten.stop()]);
+await served.close();
+process.exit(0);
