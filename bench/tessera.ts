@@ -123,6 +123,8 @@ export async function startTessera(options: TesseraOptions): Promise<Tessera> {
   const port = await freePort();
   const masterKey = joined?.masterKey ?? randomBytes(32).toString('base64');
   const workers = options.workers ?? 1;
+  // A cluster's primary creates its own project, which a joined database has already.
+  if (joined && workers > 1) throw new Error('a Tessera that joins another runs as one process');
   try {
     const server = await startChild(
       `tessera (${dialect}${workers > 1 ? `, ${workers} workers` : ''}${joined ? ', joined' : ''})`,
