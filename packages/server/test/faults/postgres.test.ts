@@ -70,11 +70,16 @@ function lockableServer(
     storage: undefined as unknown as Awaited<ReturnType<typeof boundedStorage>>,
     server: undefined as unknown as TestServer,
     async lock(statement: string): Promise<void> {
-      locker = new pg.Client({ connectionString: url });
-      await locker.connect();
-      await locker.query(`set search_path = ${suite.storage.schema}`);
+      locker = await suite.connect();
       await locker.query('begin');
       await locker.query(statement);
+    },
+    /** Another connection to the suite's schema (the caller ends it). */
+    async connect(): Promise<pg.Client> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`set search_path = ${suite.storage.schema}`);
+      return client;
     },
     /** A statement in the transaction holding the lock (before `unlock`). */
     async lockedQuery(statement: string, values: unknown[] = []): Promise<void> {
@@ -82,14 +87,18 @@ function lockableServer(
     },
     /**
      * Backends of this database waiting for a lock in a statement whose text is `like` (its start,
-     * as pg_stat_activity shows it): counted until at least `least` wait, or for at most 3 s.
+     * as pg_stat_activity shows it), and only for one held by backend `blocker` when given:
+     * counted until at least `least` wait, or for at most 3 s.
      */
-    async lockWaiters(like: string, least = 1): Promise<number> {
+    async lockWaiters(like: string, least = 1, blocker?: number): Promise<number> {
       const count = async () =>
         (
           await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
             where datname = current_database() and wait_event_type = 'Lock'
-              and query like ${like}`.execute(suite.storage.db.kysely)
+              and query like ${like}
+              and (${blocker ?? null}::int is null or ${blocker ?? null}::int = any(pg_blocking_pids(pid)))`.execute(
+            suite.storage.db.kysely,
+          )
         ).rows[0]!.n;
       const deadline = Date.now() + 3000;
       let waiting = await count();
@@ -699,18 +708,36 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
     // a unit given back meanwhile (committed while the statement waits for the window's row) lets
     // the right code in, counted.
     await suite.lock('select * from rate_limits for update');
+    // The same user signing in elsewhere, not committed yet: once the guess statement holds the
+    // windows' rows, it waits for this at its user insert, still holding them.
+    const elsewhere = await suite.connect();
+    await elsewhere.query('begin');
+    await elsewhere.query(
+      `insert into users (id, project_id, identifier, identifier_type, created_at, last_sign_in_at)
+        values ('elsewhere', $1, $2, 'email', 0, 0)`,
+      [server.project.project_id, email],
+    );
     const completing = server.request('POST', '/v1/auth/otp/complete', { body, headers });
     assert.equal(await suite.lockWaiters(GUESS_STATEMENT), 1, 'the guess statement waits for the windows');
-    // A second connection, ready before the commit, asks for the windows' rows as soon as it is
-    // made: it is queued behind the guess statement, ahead of the refund that follows the answer.
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    await holder.query(`set search_path = ${storage.schema}`);
-    const keys = guessKeys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
+    const holder = await suite.connect();
     await suite.lockedQuery('update rate_limits set count = count - 1 where key = any($1)', [guessKeys]);
-    await suite.lockedQuery('commit');
+    await suite.unlock('commit');
+    // A second connection asks for the windows' rows while the guess statement holds them (it
+    // waits for the user's row by then): it is queued behind that statement, ahead of the refund
+    // that follows the answer. Asked any earlier, it could take a row the statement has not
+    // locked again yet, and the statement would wait for it in turn.
+    const elsewherePid = (await elsewhere.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!
+      .pid;
+    assert.equal(
+      await suite.lockWaiters(GUESS_STATEMENT, 1, elsewherePid),
+      1,
+      'the guess statement holds the windows and waits for the user',
+    );
+    const keys = guessKeys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
     const holding = holder.query(`begin; select 1 from rate_limits where key in (${keys}) for update`);
-    await suite.unlock();
+    assert.equal(await suite.lockWaiters('begin; select 1 from rate_limits%'), 1, 'the holder queues');
+    await elsewhere.query('rollback');
+    await elsewhere.end();
     try {
       const signedIn = await completing;
       assert.equal(signedIn.status, 200, signedIn.text);
