@@ -48,15 +48,15 @@ function assertUnavailable(answer: TestResponse, what: string): void {
   assert.doesNotMatch(answer.text, /timeout|terminat|57P0|57014|pg_|select|stack/i, what);
 }
 
-/** A refresh grant of `refreshToken` by the server's own project. */
-/**
- * A served app on bounded storage of its own (`timeouts`, default TIMEOUTS) for a suite, and a
- * second session that takes locks in its schema (`lock`, in a transaction) and lets them go
- * (`unlock`, a rollback by default).
- */
 /** The OTP guess statement's text as pg_stat_activity shows its start (its `ch` CTE). */
 const GUESS_STATEMENT = 'with%ch as (%select identifier,%';
 
+/**
+ * A served app on bounded storage of its own (`timeouts`, default TIMEOUTS) for a suite, and a
+ * second session that takes locks in its schema (`lock`, in a transaction) and lets them go
+ * (`unlock`, a rollback by default). Every connection the suite makes is ended after it, so a
+ * failed test leaves no transaction open behind it.
+ */
 function lockableServer(
   url: string,
   options: {
@@ -66,6 +66,7 @@ function lockableServer(
   } = {},
 ) {
   let locker: pg.Client | undefined;
+  const connections: pg.Client[] = [];
   const suite = {
     storage: undefined as unknown as Awaited<ReturnType<typeof boundedStorage>>,
     server: undefined as unknown as TestServer,
@@ -74,9 +75,10 @@ function lockableServer(
       await locker.query('begin');
       await locker.query(statement);
     },
-    /** Another connection to the suite's schema (the caller ends it). */
+    /** Another connection to the suite's schema (ended after the suite if not before). */
     async connect(): Promise<pg.Client> {
       const client = new pg.Client({ connectionString: url });
+      connections.push(client);
       await client.connect();
       await client.query(`set search_path = ${suite.storage.schema}`);
       return client;
@@ -123,7 +125,8 @@ function lockableServer(
     });
   });
   after(async () => {
-    await locker?.end().catch(() => {});
+    // Ending a client already ended does nothing.
+    await Promise.all(connections.map((client) => client.end().catch(() => {})));
     await suite.server.close();
     await suite.storage.cleanup();
   });
@@ -737,27 +740,22 @@ postgresOnly('PostgreSQL: a right code counted in a guess budget, in the one sta
     const holding = holder.query(`begin; select 1 from rate_limits where key in (${keys}) for update`);
     assert.equal(await suite.lockWaiters('begin; select 1 from rate_limits%'), 1, 'the holder queues');
     await elsewhere.query('rollback');
-    await elsewhere.end();
-    try {
-      const signedIn = await completing;
-      assert.equal(signedIn.status, 200, signedIn.text);
-      assert.ok(signedIn.body.oauth_token.access_token);
-      await holding;
-      // Answered while the refund waits for the held rows: counted (1 + 1 each), not yet given back.
-      assert.equal(await suite.lockWaiters('%count - 1%'), 1, 'the refund waits for the held rows');
-      assert.deepEqual(await guessCounts(), [2, 2, 2]);
-      // Shutting down waits for it, storage still open: the units are back once closed.
-      let closed = false;
-      const closing = server.close().then(() => {
-        closed = true;
-      });
-      await sleep(300);
-      assert.equal(closed, false, 'the app closed with a refund still running');
-      await holder.query('commit');
-      await closing;
-      assert.deepEqual(await guessCounts(), [1, 1, 1]);
-    } finally {
-      await holder.end().catch(() => {});
-    }
+    const signedIn = await completing;
+    assert.equal(signedIn.status, 200, signedIn.text);
+    assert.ok(signedIn.body.oauth_token.access_token);
+    await holding;
+    // Answered while the refund waits for the held rows: counted (1 + 1 each), not yet given back.
+    assert.equal(await suite.lockWaiters('%count - 1%'), 1, 'the refund waits for the held rows');
+    assert.deepEqual(await guessCounts(), [2, 2, 2]);
+    // Shutting down waits for it, storage still open: the units are back once closed.
+    let closed = false;
+    const closing = server.close().then(() => {
+      closed = true;
+    });
+    await sleep(300);
+    assert.equal(closed, false, 'the app closed with a refund still running');
+    await holder.query('commit');
+    await closing;
+    assert.deepEqual(await guessCounts(), [1, 1, 1]);
   });
 });
