@@ -93,9 +93,10 @@ export interface DecodedJwt {
  * would read a character by its low byte alone (`Ł` as `A`): hence the precondition.
  */
 export function decodeAsciiBase64url(text: string): Buffer | undefined {
-  if (text.includes('+') || text.includes('/')) return undefined;
+  // The end first: a lone last character or stray low bits are refused before any allocation.
+  if (!canonicalEnd(text) || text.includes('+') || text.includes('/')) return undefined;
   const bytes = Buffer.from(text, 'base64url');
-  return bytes.length === (text.length * 3) >> 2 && canonicalEnd(text) ? bytes : undefined;
+  return bytes.length === (text.length * 3) >> 2 ? bytes : undefined;
 }
 
 /** The last header segment decoded, and its header: every token of one key has the same. */
