@@ -93,7 +93,8 @@ export function combinedRate(bare: number, raw: number): number {
   return 1 / (1 / bare + 1 / raw);
 }
 
-function median(values: number[]): number {
+/** The middle value, or the mean of the two middle values. */
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
