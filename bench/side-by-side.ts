@@ -1,6 +1,6 @@
-// `npm run bench:side-by-side`: /verify with never-seen tokens on two Tessera servers of the same
-// code and database, one that signed users in first and one that did not, and on the hand-written
-// verifier, all three loaded at once. See bench/README.md ("Side by side"). Prints; writes nothing.
+// `npm run bench:side-by-side`: /verify with never-seen tokens on three Tessera servers of the same
+// code and database, one that signed users in first and two that did not, and on the hand-written
+// verifier, all four loaded at once. See bench/README.md ("Side by side"). Prints; writes nothing.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -26,13 +26,13 @@ const signIns = count('SIDE_SIGN_INS', 2000, 1, 100_000);
 // At most 60: the never-seen tokens are minted ahead and kept, about 9,000 a window.
 const windows = count('SIDE_WINDOWS', 14, 3, 60);
 const seconds = count('SIDE_SECONDS', 3, 1, 60);
-/** Connections per server: 50 in all, as in `npm run bench`. */
+/** Connections per server. */
 const connections = 17;
 
 const two = (n: number) => n.toFixed(3);
 
 /**
- * The three servers on CPU 0 and this process (the load generator) on CPU 1, threads included, so
+ * The servers on CPU 0 and this process (the load generator) on CPU 1, threads included, so
  * the servers share one core evenly and none waits on the generator; false where that cannot be.
  */
 function pin(pids: number[]): boolean {
@@ -56,6 +56,8 @@ process.once('exit', () => {
 const nodeArgs = readSettings().serverNodeArgs;
 const served = await startTessera({ dialect: 'sqlite', dir, nodeArgs });
 const fresh = await startTessera({ dialect: 'sqlite', dir, nodeArgs, join: served });
+// A second process exactly like `fresh`: what two identical processes differ by (A/A).
+const twin = await startTessera({ dialect: 'sqlite', dir, nodeArgs, join: served });
 const url = served.server.ready.url;
 const apiKeyId = served.server.ready.apiKeyId!;
 const sessions = await signInMany(url, apiKeyId, signIns, 'side');
@@ -74,9 +76,9 @@ const handwritten = await startChild(
     BENCH_VERIFIER_ISSUER: url,
   },
 );
-const pinned = pin([served, fresh].map((t) => t.server.process.pid!).concat(handwritten.process.pid!));
+const pinned = pin([served, fresh, twin].map((t) => t.server.process.pid!).concat(handwritten.process.pid!));
 console.log(
-  `${signIns} users signed in by OTP on "served"; "fresh" shares its database and has served nothing; ` +
+  `${signIns} users signed in by OTP on "served"; "fresh" and its twin share its database and have served nothing; ` +
     `${pinned ? 'servers pinned to CPU 0, load generator to CPU 1' : 'not pinned (taskset or a second core missing)'}`,
 );
 
@@ -90,6 +92,7 @@ const bodies: Buffer[] = [];
 const loads = {
   served: { ...verifyEach(url, apiKeyId, bodies), server: served.server },
   fresh: { ...verifyEach(fresh.server.ready.url, apiKeyId, bodies), server: fresh.server },
+  twin: { ...verifyEach(twin.server.ready.url, apiKeyId, bodies), server: twin.server },
   handwritten: { ...verifyEach(handwritten.ready.url, apiKeyId, bodies), server: handwritten },
 };
 const topUp = () => {
@@ -104,20 +107,23 @@ const ratios = {
   handwrittenServed: [] as number[],
   handwrittenFresh: [] as number[],
   servedFresh: [] as number[],
+  twinFresh: [] as number[],
 };
 for (let i = 0; i < windows; i++) {
   topUp();
-  const [s, f, h] = (await Promise.all(
-    [loads.served, loads.fresh, loads.handwritten].map((l) => window(l, connections, seconds)),
-  )) as [LoadResult, LoadResult, LoadResult];
-  for (const r of [s, f, h])
+  const [s, f, t, h] = (await Promise.all(
+    [loads.served, loads.fresh, loads.twin, loads.handwritten].map((l) => window(l, connections, seconds)),
+  )) as [LoadResult, LoadResult, LoadResult, LoadResult];
+  for (const r of [s, f, t, h])
     if (r.failed > 0 || r.errors > 0)
       throw new Error(`a window had ${r.failed} refusals, ${r.errors} errors`);
   ratios.handwrittenServed.push(cpuPerOp(h) / cpuPerOp(s));
   ratios.handwrittenFresh.push(cpuPerOp(h) / cpuPerOp(f));
   ratios.servedFresh.push(cpuPerOp(s) / cpuPerOp(f));
+  ratios.twinFresh.push(cpuPerOp(t) / cpuPerOp(f));
   console.log(
     `window ${i + 1}: µs of CPU a request: served ${cpuPerOp(s).toFixed(1)}, fresh ${cpuPerOp(f).toFixed(1)}, ` +
+      `twin ${cpuPerOp(t).toFixed(1)}, ` +
       `hand-written ${cpuPerOp(h).toFixed(1)}`,
   );
 }
@@ -125,8 +131,9 @@ console.log(
   `medians of ${windows} windows of ${seconds} s (CPU a request, lower is faster): ` +
     `hand-written ÷ served ${two(median(ratios.handwrittenServed))}, ` +
     `hand-written ÷ fresh ${two(median(ratios.handwrittenFresh))}, ` +
-    `served ÷ fresh ${two(median(ratios.servedFresh))}`,
+    `served ÷ fresh ${two(median(ratios.servedFresh))}, ` +
+    `twin ÷ fresh ${two(median(ratios.twinFresh))} (identical processes)`,
 );
-await Promise.all([fresh.close(), handwritten.stop()]);
+await Promise.all([fresh.close(), twin.close(), handwritten.stop()]);
 await served.close();
 process.exit(0);
