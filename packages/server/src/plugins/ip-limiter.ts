@@ -73,6 +73,7 @@ export class IpLimiter {
 
   async #sync(): Promise<void> {
     const now = this.now();
+    const due: Array<{ window: Window; hits: rateLimitsRepository.WindowHits }> = [];
     for (const [key, window] of this.#windows) {
       if (window.resetAt <= now) {
         this.#windows.delete(key);
@@ -80,11 +81,24 @@ export class IpLimiter {
       }
       const added = window.pending;
       if (added === 0) continue;
-      const shared = await rateLimitsRepository.addHits(this.db.kysely, key, added, now, window.resetAt);
-      // Hits counted while the write was under way stay pending for the next sync.
-      window.pending -= added;
-      window.base = shared.count;
-      window.resetAt = shared.resetAt;
+      due.push({ window, hits: { key, hits: added, resetAt: window.resetAt } });
+    }
+    // One statement for up to HITS_PER_STATEMENT of the addresses seen since the last sync, not
+    // one each: a flood from many addresses must not turn a sync into thousands of round trips.
+    for (let start = 0; start < due.length; start += rateLimitsRepository.HITS_PER_STATEMENT) {
+      const chunk = due.slice(start, start + rateLimitsRepository.HITS_PER_STATEMENT);
+      const shared = await rateLimitsRepository.addHitsEach(
+        this.db.kysely,
+        chunk.map((d) => d.hits),
+        now,
+      );
+      for (const { window, hits } of chunk) {
+        const total = shared.get(hits.key)!;
+        // Hits counted while the write was under way stay pending for the next sync.
+        window.pending -= hits.hits;
+        window.base = total.count;
+        window.resetAt = total.resetAt;
+      }
     }
   }
 }

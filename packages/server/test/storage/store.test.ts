@@ -12,6 +12,7 @@ import { migrationProvider } from '../../src/migrations/index.js';
 import { OtpRepository } from '../../src/modules/otp/otp.repository.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
+import { HITS_PER_STATEMENT } from '../../src/modules/rate-limits/rate-limits.repository.js';
 import { UsersRepository } from '../../src/modules/users/users.repository.js';
 import { IpLimiter } from '../../src/plugins/ip-limiter.js';
 import { RateLimiter } from '../../src/plugins/rate-limiter.js';
@@ -195,6 +196,50 @@ eachDialect('atomic storage operations', (dialect) => {
       .orderBy('count', 'desc')
       .execute();
     assert.equal(Number(row!.count), 2);
+  });
+
+  test('per-IP limits: a sync shares many addresses in a few statements, and one that fails midway counts nothing twice', async () => {
+    const rule = { limit: 1000, window: 60 };
+    const addresses = Array.from(
+      { length: HITS_PER_STATEMENT * 2 + 1 },
+      (_, i) => `198.51.${i >> 8}.${i & 255}`,
+    );
+    // Counts the statements an instance sends; `failAt` makes that statement fail instead.
+    const counted = (db: Db, failAt?: number) => {
+      let sent = 0;
+      const kysely = new Proxy(db.kysely, {
+        get(target, prop) {
+          if (prop === 'executeQuery')
+            return (...args: Parameters<typeof target.executeQuery>) => {
+              sent++;
+              if (sent === failAt) return Promise.reject(new Error('connection lost'));
+              return target.executeQuery(...args);
+            };
+          const value = Reflect.get(target, prop);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      return { db: { ...db, kysely } as Db, sent: () => sent };
+    };
+    const a = counted(dbs[0]!);
+    const b = counted(dbs[1]!, 2);
+    const [la, lb] = [new IpLimiter(a.db, now), new IpLimiter(b.db, now)];
+    for (const ip of addresses) {
+      la.hit('otp', ip, rule);
+      lb.hit('otp', ip, rule);
+      lb.hit('otp', ip, rule);
+    }
+    await la.sync();
+    assert.equal(a.sent(), 3, 'one statement per 500 addresses');
+    // b's second statement fails: its first 500 addresses are shared, the rest stay pending.
+    await assert.rejects(lb.sync(), /connection lost/);
+    await lb.sync();
+    assert.equal(b.sent(), 4, 'the second sync sends only the 501 addresses left, in two statements');
+    // Every address: 1 hit from a and 2 from b, each counted once, and b has heard of a's.
+    for (const ip of addresses) assert.equal(lb.hit('otp', ip, rule).count, 4, ip);
+    const rows = await storage.db.kysely.selectFrom('rate_limits').select(['count']).execute();
+    assert.equal(rows.length, addresses.length);
+    assert.ok(rows.every((r) => Number(r.count) === 3));
   });
 
   test('the rate limiter counts 50 parallel hits exactly', async () => {

@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import { sha256 } from '../../crypto/hash.js';
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { type Prepared, prepared, type Write } from '../../db/prepared.js';
@@ -102,6 +102,49 @@ export async function addHits(
   const [row] = (await upsertHits(db, key, hits, now, resetAt)).rows;
   if (!row) throw new Error('rate limit upsert returned no row');
   return { count: Number(row.count), resetAt: Number(row.reset_at) };
+}
+
+/** What `addHitsEach` adds to one window: `hits`, starting it again to end at `resetAt` if it has ended. */
+export interface WindowHits {
+  key: string;
+  hits: number;
+  resetAt: number;
+}
+
+/** Windows per statement of `addHitsEach`: its one parameter stays some 50 KB at most. */
+export const HITS_PER_STATEMENT = 500;
+
+// The windows come as one JSON parameter, so the statement has one text whatever their number.
+const upsertHitsEach = prepared((db, windows: string, now: number) => {
+  const rows =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? sql`select w.key, w.hits, w.reset_at
+          from json_to_recordset(${windows}::json) as w(key text, hits integer, reset_at bigint)`
+      : // SQLite reads `on conflict` after a select as part of a join without the `where`.
+        sql`select json_extract(value, '$.key'), json_extract(value, '$.hits'), json_extract(value, '$.reset_at')
+          from json_each(${windows}) where true`;
+  return sql<RateWindowRow & { key: string }>`insert into rate_limits (key, count, reset_at) ${rows}
+    on conflict (key) do update set
+      count = case when rate_limits.reset_at <= ${now} then excluded.count else rate_limits.count + excluded.count end,
+      reset_at = case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end
+    returning key, count, reset_at`;
+});
+
+/**
+ * `addHits` for several windows (distinct keys, at most HITS_PER_STATEMENT) in one statement: the
+ * per-IP sync of an instance that many addresses reach. Returns each window's count and end by key.
+ */
+export async function addHitsEach(
+  db: Kysely<Database>,
+  windows: readonly WindowHits[],
+  now: number,
+): Promise<Map<string, RateWindow>> {
+  if (windows.length > HITS_PER_STATEMENT) throw new Error('addHitsEach: too many windows for one statement');
+  const json = JSON.stringify(windows.map((w) => ({ key: w.key, hits: w.hits, reset_at: w.resetAt })));
+  const { rows } = await upsertHitsEach(db, json, now);
+  const totals = new Map(rows.map((r) => [r.key, { count: Number(r.count), resetAt: Number(r.reset_at) }]));
+  for (const w of windows) if (!totals.has(w.key)) throw new Error('rate limit upsert returned no row');
+  return totals;
 }
 
 /**
