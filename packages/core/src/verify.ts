@@ -16,8 +16,13 @@ export const VerifyReasons = {
   // malformed requests (answered with 4xx)
   malformedRequest: 'Request body must be JSON with an oauth_token object holding a string access_token',
   tooLarge: 'Request body is too large',
-  /** Answered with a 5xx (an unexpected failure, or the server shutting down): retry. */
+  /** Answered with a 500 (an unexpected failure): retry. */
   internalError: 'An internal error occurred; the token was not checked',
+  /**
+   * Answered with a 503 and Retry-After: the database does not answer (beyond how long the caches
+   * may be trusted without it), or the server is shutting down. Retry, on this or another instance.
+   */
+  unavailable: 'The service is temporarily unavailable; the token was not checked',
 } as const;
 
 export type VerifyReason = (typeof VerifyReasons)[keyof typeof VerifyReasons];

@@ -129,15 +129,18 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
 
 /**
  * `POST /verify`'s `{ success: false, reason }` with one of the fixed reasons: a malformed
- * request, a body over the limit, or — for a 5xx — an internal error (the token was not checked).
+ * request, a body over the limit, or — for a 5xx — the service unavailable (503: the database
+ * does not answer, or shutdown) or an internal error; either way the token was not checked.
  */
 export function verifyRefusal(known: TesseraError): { success: false; reason: VerifyReason } {
   const reason =
-    known.statusCode >= 500
-      ? VerifyReasons.internalError
-      : known.statusCode === 413
-        ? VerifyReasons.tooLarge
-        : VerifyReasons.malformedRequest;
+    known.statusCode === 503
+      ? VerifyReasons.unavailable
+      : known.statusCode >= 500
+        ? VerifyReasons.internalError
+        : known.statusCode === 413
+          ? VerifyReasons.tooLarge
+          : VerifyReasons.malformedRequest;
   return { success: false, reason };
 }
 

@@ -72,7 +72,7 @@ eachDialect('Route families', (dialect) => {
         name: 'verify',
         request: rawRequest('POST', '/verify', {}, JSON.stringify({ oauth_token: { access_token: 'x' } })),
         check: (a) =>
-          assert.deepEqual(JSON.parse(a.body), { success: false, reason: VerifyReasons.internalError }),
+          assert.deepEqual(JSON.parse(a.body), { success: false, reason: VerifyReasons.unavailable }),
       },
       ...(
         [

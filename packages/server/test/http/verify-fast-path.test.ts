@@ -173,7 +173,7 @@ eachDialect('POST /verify fast path', (dialect) => {
       assert.equal(viaFastify, 0);
       assert.equal(answer.status, 503);
       assert.ok(Number(answer.headers['retry-after']) > 0);
-      assert.deepEqual(JSON.parse(answer.text), { success: false, reason: VerifyReasons.internalError });
+      assert.deepEqual(JSON.parse(answer.text), { success: false, reason: VerifyReasons.unavailable });
       verify.verify = () => {
         throw new Error('a bug');
       };
