@@ -4,6 +4,12 @@ import type { Db } from '../db/connect.js';
 import * as rateLimitsRepository from '../modules/rate-limits/rate-limits.repository.js';
 import type { RateLimitResult } from './rate-limiter.js';
 
+/**
+ * Windows held in memory at most: about 200 bytes each (key, window, map entry), some 10 MB. An
+ * instance sees that many networks within a window's time only in a flood.
+ */
+export const MAX_WINDOWS = 50_000;
+
 interface Window {
   resetAt: number;
   /** The shared count at the last sync, this instance's hits included. */
@@ -25,6 +31,12 @@ interface Window {
  */
 export class IpLimiter {
   #windows = new Map<string, Window>();
+  /**
+   * The keys in the order their windows were added, from #head: the order they are let go in
+   * (#makeRoom). Keys whose window has gone stay until they are reached or the list is rebuilt.
+   */
+  #order: string[] = [];
+  #head = 0;
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
 
@@ -32,13 +44,24 @@ export class IpLimiter {
     private readonly db: Db,
     private readonly now: () => number = Date.now,
     private readonly syncMs = 1000,
+    /** At most this many windows are held in memory (see #makeRoom). */
+    private readonly maxWindows = MAX_WINDOWS,
   ) {}
+
+  /** How many windows are held in memory (for tests and diagnostics). */
+  get size(): number {
+    return this.#windows.size;
+  }
 
   hit(scope: string, subject: string, rule: RateLimit): RateLimitResult {
     const key = sha256(`ip:${scope}\0${subject}`);
     const now = this.now();
     let window = this.#windows.get(key);
     if (!window || window.resetAt <= now) {
+      if (!window) {
+        this.#makeRoom();
+        this.#order.push(key);
+      }
       window = { resetAt: now + rule.window * 1000, base: 0, pending: 0 };
       this.#windows.set(key, window);
     }
@@ -49,6 +72,42 @@ export class IpLimiter {
       count,
       retryAfter: Math.max(1, Math.ceil((window.resetAt - now) / 1000)),
     };
+  }
+
+  /**
+   * Keeps the windows within `maxWindows` when a new one is about to be added: requests from many
+   * addresses (a flood from an IPv6 range has as many /64s as it likes) must not grow memory
+   * without bound. The oldest window already shared with the database goes: its count lives on in
+   * the shared row, and if its address comes back, the next sync (within `syncMs`) reads that
+   * count back, so it gains at most one sync's worth of requests, as it could on another
+   * instance. An oldest window with hits not yet shared is moved to the end instead, a few times;
+   * past that it goes with them (only more new addresses within one sync than the table holds get
+   * that far).
+   */
+  #makeRoom(): void {
+    let moved = 0;
+    while (this.#windows.size >= this.maxWindows && this.#head < this.#order.length) {
+      const key = this.#order[this.#head++]!;
+      const window = this.#windows.get(key);
+      if (window === undefined) continue;
+      if (window.pending > 0 && moved++ < 8) this.#order.push(key);
+      else this.#windows.delete(key);
+    }
+    this.#trimOrder();
+  }
+
+  /**
+   * Keeps #order within about twice the windows held. (A Map's own order would do without it, but
+   * a Map walked from its start after many deletions skips each deleted entry, one by one.)
+   */
+  #trimOrder(): void {
+    if (this.#order.length - this.#head > 2 * this.#windows.size + 1024) {
+      this.#order = [...this.#windows.keys()];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   start(): void {
@@ -83,6 +142,7 @@ export class IpLimiter {
       if (added === 0) continue;
       due.push({ window, hits: { key, hits: added, resetAt: window.resetAt } });
     }
+    this.#trimOrder();
     // One statement for up to HITS_PER_STATEMENT of the addresses seen since the last sync, not
     // one each: a flood from many addresses must not turn a sync into thousands of round trips.
     for (let start = 0; start < due.length; start += rateLimitsRepository.HITS_PER_STATEMENT) {

@@ -242,6 +242,26 @@ eachDialect('atomic storage operations', (dialect) => {
     assert.ok(rows.every((r) => Number(r.count) === 3));
   });
 
+  test('per-IP limits: memory holds a bounded number of windows, and an address let go is limited again at the next sync', async () => {
+    const rule = { limit: 60, window: 60 };
+    const limiter = new IpLimiter(dbs[0]!, now, 1000, 100);
+    const results = Array.from({ length: 61 }, () => limiter.hit('otp', '192.0.2.7', rule));
+    assert.equal(results.at(-1)!.allowed, false);
+    await limiter.sync();
+    // 300 other addresses: the table stays at 100 windows, and 192.0.2.7's (shared, oldest) goes.
+    for (let i = 0; i < 300; i++) limiter.hit('otp', `203.0.113.${i % 256}/${i}`, rule);
+    assert.ok(limiter.size <= 100, `${limiter.size} windows`);
+    // Back, it starts from its own count until the next sync reads the shared one (61 + 1).
+    assert.equal(limiter.hit('otp', '192.0.2.7', rule).allowed, true);
+    await limiter.sync();
+    const again = limiter.hit('otp', '192.0.2.7', rule);
+    assert.equal(again.count, 63);
+    assert.equal(again.allowed, false);
+    // Hits not yet shared do not hold the table open either: 1,000 new addresses between syncs.
+    for (let i = 0; i < 1000; i++) limiter.hit('oauth', `198.51.100.${i % 256}/${i}`, rule);
+    assert.ok(limiter.size <= 100, `${limiter.size} windows`);
+  });
+
   test('the rate limiter counts 50 parallel hits exactly', async () => {
     const limiters = dbs.map((db) => new RateLimiter(db, now));
     const rule = { limit: 20, window: 60 };
