@@ -63,6 +63,32 @@ eachDialect('Route families', (dialect) => {
     }
   });
 
+  test('closing waits for the per-IP share, the OTP refunds and the audit events together, not in turn', async () => {
+    const server = await startServer(dialect);
+    const { ipLimiter, otp, audit } = server.ctx;
+    // Each wait ends only once all three have begun: waited for in turn, closing would never end.
+    const started: string[] = [];
+    let allStarted!: () => void;
+    const barrier = new Promise<void>((resolve) => {
+      allStarted = resolve;
+    });
+    const waiting = (name: string, original: () => Promise<void>) => async () => {
+      started.push(name);
+      if (started.length === 3) allStarted();
+      await barrier;
+      await original();
+    };
+    ipLimiter.stop = waiting('per-IP share', ipLimiter.stop.bind(ipLimiter));
+    otp.drain = waiting('OTP refunds', otp.drain.bind(otp));
+    audit.drain = waiting('audit events', audit.drain.bind(audit));
+    const closing = server.close().then(() => 'closed');
+    const outcome = await Promise.race([closing, new Promise((r) => setTimeout(r, 5000, 'still waiting'))]);
+    allStarted();
+    await closing;
+    assert.equal(outcome, 'closed', `began: ${started.join(', ')}`);
+    assert.deepEqual(started.sort(), ['OTP refunds', 'audit events', 'per-IP share']);
+  });
+
   test('while the server closes, a request still arriving gets 503 and Retry-After in its family format', async () => {
     const server: TestServer = await startServer(dialect);
     const port = Number(new URL(server.url).port);
