@@ -1,6 +1,7 @@
 import type { RateLimit } from '../config/index.js';
 import { sha256 } from '../crypto/hash.js';
 import type { Db } from '../db/connect.js';
+import { Lru } from '../lru.js';
 import * as rateLimitsRepository from '../modules/rate-limits/rate-limits.repository.js';
 import type { RateLimitResult } from './rate-limiter.js';
 
@@ -30,13 +31,8 @@ interface Window {
  * guesses and codes per identifier, sign-ins per user — stay exact in the database (RateLimiter).
  */
 export class IpLimiter {
-  #windows = new Map<string, Window>();
-  /**
-   * The keys in the order their windows were added, from #head: the order they are let go in
-   * (#makeRoom). Keys whose window has gone stay until they are reached or the list is rebuilt.
-   */
-  #order: string[] = [];
-  #head = 0;
+  /** By key, oldest first: the order windows are let go in (#makeRoom). */
+  readonly #windows: Lru<string, Window>;
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
 
@@ -46,7 +42,9 @@ export class IpLimiter {
     private readonly syncMs = 1000,
     /** At most this many windows are held in memory (see #makeRoom). */
     private readonly maxWindows = MAX_WINDOWS,
-  ) {}
+  ) {
+    this.#windows = new Lru(maxWindows);
+  }
 
   /** How many windows are held in memory (for tests and diagnostics). */
   get size(): number {
@@ -56,12 +54,9 @@ export class IpLimiter {
   hit(scope: string, subject: string, rule: RateLimit): RateLimitResult {
     const key = sha256(`ip:${scope}\0${subject}`);
     const now = this.now();
-    let window = this.#windows.get(key);
+    let window = this.#windows.peek(key);
     if (!window || window.resetAt <= now) {
-      if (!window) {
-        this.#makeRoom();
-        this.#order.push(key);
-      }
+      if (!window) this.#makeRoom();
       window = { resetAt: now + rule.window * 1000, base: 0, pending: 0 };
       this.#windows.set(key, window);
     }
@@ -86,27 +81,11 @@ export class IpLimiter {
    */
   #makeRoom(): void {
     let moved = 0;
-    while (this.#windows.size >= this.maxWindows && this.#head < this.#order.length) {
-      const key = this.#order[this.#head++]!;
-      const window = this.#windows.get(key);
-      if (window === undefined) continue;
-      if (window.pending > 0 && moved++ < 8) this.#order.push(key);
+    while (this.#windows.size >= this.maxWindows) {
+      const [key, window] = this.#windows.oldest()!;
+      // A read makes it the newest.
+      if (window.pending > 0 && moved++ < 8) this.#windows.get(key);
       else this.#windows.delete(key);
-    }
-    this.#trimOrder();
-  }
-
-  /**
-   * Keeps #order within about twice the windows held. (A Map's own order would do without it, but
-   * a Map walked from its start after many deletions skips each deleted entry, one by one.)
-   */
-  #trimOrder(): void {
-    if (this.#order.length - this.#head > 2 * this.#windows.size + 1024) {
-      this.#order = [...this.#windows.keys()];
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#head);
-      this.#head = 0;
     }
   }
 
@@ -133,7 +112,7 @@ export class IpLimiter {
   async #sync(): Promise<void> {
     const now = this.now();
     const due: Array<{ window: Window; hits: rateLimitsRepository.WindowHits }> = [];
-    for (const [key, window] of this.#windows) {
+    for (const [key, window] of this.#windows.entries()) {
       if (window.resetAt <= now) {
         this.#windows.delete(key);
         continue;
@@ -142,7 +121,6 @@ export class IpLimiter {
       if (added === 0) continue;
       due.push({ window, hits: { key, hits: added, resetAt: window.resetAt } });
     }
-    this.#trimOrder();
     // One statement for up to HITS_PER_STATEMENT of the addresses seen since the last sync, not
     // one each: a flood from many addresses must not turn a sync into thousands of round trips.
     for (let start = 0; start < due.length; start += rateLimitsRepository.HITS_PER_STATEMENT) {

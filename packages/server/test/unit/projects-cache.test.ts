@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ErrorCodes } from '@tessera/core';
 import { randomToken } from '../../src/crypto/random.js';
 import type { NoticeListener } from '../../src/db/notifications.js';
-import { Lru } from '../../src/modules/projects/lru.js';
+import { Lru } from '../../src/lru.js';
 import type { Project } from '../../src/modules/projects/project.js';
 import {
   CACHE_MS,
@@ -209,5 +209,35 @@ describe('Lru', () => {
     assert.equal(lru.get('c'), undefined);
     assert.deepEqual([lru.get('a'), lru.get('d'), lru.get('e')], [10, 4, 5]);
     assert.throws(() => new Lru(0), RangeError);
+  });
+
+  test('keeps its order through deletions, peeks and clears: oldest, entries and eviction agree', () => {
+    const lru = new Lru<number, string>(1000);
+    for (let i = 0; i < 3000; i++) lru.set(i, `v${i}`);
+    assert.deepEqual(lru.oldest(), [2000, 'v2000']);
+    // Deleting from the middle and the ends, and peeking, leave the rest in order.
+    for (const k of [2000, 2500, 2999]) lru.delete(k);
+    assert.equal(lru.peek(2001), 'v2001');
+    assert.deepEqual(lru.oldest(), [2001, 'v2001']);
+    const keys = [...lru.entries()].map(([k]) => k);
+    assert.equal(keys.length, 997);
+    assert.deepEqual(keys.slice(0, 2), [2001, 2002]);
+    assert.ok(!keys.includes(2500) && keys.at(-1) === 2998);
+    // The current entry may be deleted while iterating.
+    for (const [k] of lru.entries()) if (k % 2 === 0) lru.delete(k);
+    assert.equal(lru.size, 499);
+    assert.deepEqual(lru.oldest(), [2001, 'v2001']);
+    // A read moves an entry to the newest end; a full table evicts from the oldest.
+    lru.get(2001);
+    assert.deepEqual(lru.oldest(), [2003, 'v2003']);
+    for (let k = 5000; lru.size < 1000; k++) lru.set(k, 'x');
+    lru.set(9999, 'y');
+    assert.equal(lru.peek(2003), undefined);
+    assert.deepEqual(lru.oldest(), [2005, 'v2005']);
+    lru.clear();
+    assert.equal(lru.oldest(), undefined);
+    assert.deepEqual([...lru.entries()], []);
+    lru.set(1, 'one');
+    assert.deepEqual(lru.oldest(), [1, 'one']);
   });
 });

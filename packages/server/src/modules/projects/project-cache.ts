@@ -4,7 +4,7 @@ import {
   STALE_READ_PATIENCE_MS,
   settledWithin,
 } from '../../db/unavailable.js';
-import { Lru } from './lru.js';
+import { Lru } from '../../lru.js';
 import type { Project } from './project.js';
 
 /** How long a lookup answers from memory (a change made on another instance shows within it). */
