@@ -132,7 +132,8 @@ const upsertHitsEach = prepared((db, windows: string, now: number) => {
 
 /**
  * `addHits` for several windows (distinct keys, at most HITS_PER_STATEMENT) in one statement: the
- * per-IP sync of an instance that many addresses reach. Returns each window's count and end by key.
+ * per-IP sync of an instance that many addresses reach, and one hit on each of a request's
+ * windows (`addOneEach`). Returns each window's count and end by key.
  */
 export async function addHitsEach(
   db: Kysely<Database>,
@@ -140,39 +141,14 @@ export async function addHitsEach(
   now: number,
 ): Promise<Map<string, RateWindow>> {
   if (windows.length > HITS_PER_STATEMENT) throw new Error('addHitsEach: too many windows for one statement');
+  // PostgreSQL refuses to update one row twice in a statement; SQLite would add both.
+  if (new Set(windows.map((w) => w.key)).size !== windows.length)
+    throw new Error('addHitsEach: the same window twice');
   const json = JSON.stringify(windows.map((w) => ({ key: w.key, hits: w.hits, reset_at: w.resetAt })));
   const { rows } = await upsertHitsEach(db, json, now);
   const totals = new Map(rows.map((r) => [r.key, { count: Number(r.count), resetAt: Number(r.reset_at) }]));
   for (const w of windows) if (!totals.has(w.key)) throw new Error('rate limit upsert returned no row');
   return totals;
-}
-
-/**
- * One hit on each of several windows (distinct keys), in one statement: the same atomic upsert as
- * `addHits`, each window with its own end. Compiled once per number of windows.
- */
-const upsertOneEach = new Map<number, ReturnType<typeof upsertOneEachOf>>();
-
-function upsertOneEachOf(count: number) {
-  // Per window its key and its end: `key0, end0, key1, end1, …`.
-  return prepared((db, now: number, ...windows: Array<string | number>) =>
-    db
-      .insertInto('rate_limits')
-      .values(
-        Array.from({ length: count }, (_, i) => ({
-          key: windows[2 * i] as string,
-          count: 1,
-          reset_at: windows[2 * i + 1] as number,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          count: sql<number>`case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end`,
-          reset_at: sql<number>`case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end`,
-        }),
-      )
-      .returning(['key', 'count', 'reset_at']),
-  );
 }
 
 /**
@@ -184,21 +160,12 @@ export async function addOneEach(
   windows: ReadonlyArray<{ key: string; resetAt: number }>,
   now: number,
 ): Promise<RateWindow[]> {
-  if (new Set(windows.map((w) => w.key)).size !== windows.length)
-    throw new Error('addOneEach: the same window twice');
-  let upsert = upsertOneEach.get(windows.length);
-  if (!upsert) {
-    upsert = upsertOneEachOf(windows.length);
-    upsertOneEach.set(windows.length, upsert);
-  }
-  const args = windows.flatMap((w) => [w.key, w.resetAt]);
-  const { rows } = await upsert(db, now, ...args);
-  const byKey = new Map(rows.map((r) => [r.key, r]));
-  return windows.map((w) => {
-    const row = byKey.get(w.key);
-    if (!row) throw new Error('rate limit upsert returned no row');
-    return { count: Number(row.count), resetAt: Number(row.reset_at) };
-  });
+  const totals = await addHitsEach(
+    db,
+    windows.map((w) => ({ key: w.key, hits: 1, resetAt: w.resetAt })),
+    now,
+  );
+  return windows.map((w) => totals.get(w.key)!);
 }
 
 /** A window of `hitInSteps`: its key, its end if it starts now, and its limit. */
