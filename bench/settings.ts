@@ -17,11 +17,23 @@ export interface BenchSettings {
   postgres: 'on' | 'off';
 }
 
-function seconds(raw: string | undefined, fallback: number): number {
+/**
+ * A number from the environment variable `name` within [min, max] (a whole one when `whole`), or
+ * `fallback` when it is unset or blank.
+ */
+export function envNumber(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  { min, max, whole = false }: { min: number; max: number; whole?: boolean },
+): number {
+  const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 1 || value > 60)
-    throw new Error(`BENCH_DURATION must be a number of seconds from 1 to 60, got "${raw}"`);
+  if (!(whole ? Number.isInteger(value) : Number.isFinite(value)) || value < min || value > max)
+    throw new Error(
+      `${name} must be a ${whole ? 'whole number' : 'number'} from ${min} to ${max}, got "${raw}"`,
+    );
   return value;
 }
 
@@ -32,7 +44,7 @@ function onOff(raw: string | undefined): 'on' | 'off' {
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
-  const duration = seconds(env.BENCH_DURATION, 10);
+  const duration = envNumber(env, 'BENCH_DURATION', 10, { min: 1, max: 60 });
   const out = env.BENCH_OUT ?? fileURLToPath(new URL('../docs/BENCHMARKS.md', import.meta.url));
   return {
     load: { connections: 50, duration, warmup: Math.min(2, duration / 2), rounds: duration >= 8 ? 4 : 2 },

@@ -10,22 +10,14 @@ import { cpuPerOp, type LoadResult, warmUp, window } from './load.js';
 import { verifyEach } from './phases.js';
 import { signInMany, verifyBodyMinter } from './prepare.js';
 import { median } from './report.js';
-import { readSettings } from './settings.js';
+import { envNumber, readSettings } from './settings.js';
 import { startTessera } from './tessera.js';
 
-/** A whole number from the environment, within [min, max]. */
-function count(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return value;
-}
-
-const signIns = count('SIDE_SIGN_INS', 2000, 1, 100_000);
+const env = process.env;
+const signIns = envNumber(env, 'SIDE_SIGN_INS', 2000, { min: 1, max: 100_000, whole: true });
 // At most 60: the never-seen tokens are minted ahead and kept, about 9,000 a window.
-const windows = count('SIDE_WINDOWS', 14, 3, 60);
-const seconds = count('SIDE_SECONDS', 3, 1, 60);
+const windows = envNumber(env, 'SIDE_WINDOWS', 14, { min: 3, max: 60, whole: true });
+const seconds = envNumber(env, 'SIDE_SECONDS', 3, { min: 1, max: 60, whole: true });
 /** Connections per server. */
 const connections = 17;
 
