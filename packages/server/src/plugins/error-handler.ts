@@ -133,15 +133,14 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
  * does not answer, or shutdown) or an internal error; either way the token was not checked.
  */
 export function verifyRefusal(known: TesseraError): { success: false; reason: VerifyReason } {
-  const reason =
-    known.statusCode === 503
-      ? VerifyReasons.unavailable
-      : known.statusCode >= 500
-        ? VerifyReasons.internalError
-        : known.statusCode === 413
-          ? VerifyReasons.tooLarge
-          : VerifyReasons.malformedRequest;
-  return { success: false, reason };
+  return { success: false, reason: refusalReason(known.statusCode) };
+}
+
+function refusalReason(status: number): VerifyReason {
+  if (status === 503) return VerifyReasons.unavailable;
+  if (status >= 500) return VerifyReasons.internalError;
+  if (status === 413) return VerifyReasons.tooLarge;
+  return VerifyReasons.malformedRequest;
 }
 
 /** The error handler of `POST /verify`: `verifyRefusal`, with the error's status and headers. */
