@@ -129,7 +129,6 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
       );
   const sessions = new SessionRepository(db, { onBatchFailed: batchFailed('refresh grants') });
   const limiter = new RateLimiter(db, now);
-  const ipLimiter = new IpLimiter(db, now);
   const revocations = new RevocationList(
     sessions,
     (config.accessTokenTtl + config.clockLeeway) * 1000,
@@ -144,6 +143,18 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   );
   const metrics = new Metrics();
   metrics.watchDatabase(db);
+  const ipLimiter = new IpLimiter(db, now, undefined, undefined, {
+    syncFailed: (error, streak) => {
+      metrics.ipLimitSyncFailures.inc();
+      // The first failure of a run, then about once a minute while it lasts (a sync a second).
+      if (streak === 1 || streak % 60 === 0)
+        deps.logger.warn(
+          { err: error, failedSyncs: streak },
+          'per-IP counts not shared with other instances: each limits on its own counts until the database answers',
+        );
+    },
+    syncRecovered: (failed) => deps.logger.info({ failedSyncs: failed }, 'per-IP counts shared again'),
+  });
   // Every provider's messages go through here: counted, timed, failures logged with their codes.
   const delivery = new ObservedDelivery(deps.delivery, deps.logger);
   const deliveryHealth = new DeliveryHealth(now);

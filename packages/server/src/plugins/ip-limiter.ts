@@ -11,6 +11,14 @@ import type { RateLimitResult } from './rate-limiter.js';
  */
 export const MAX_WINDOWS = 50_000;
 
+/** What a sync's outcome tells the operator (wired to the log and metrics in context.ts). */
+export interface IpLimiterEvents {
+  /** A sync failed; `streak` counts the syncs failed in a row, this one included. */
+  syncFailed?(error: unknown, streak: number): void;
+  /** A sync succeeded after `failed` syncs in a row had failed. */
+  syncRecovered?(failed: number): void;
+}
+
 interface Window {
   resetAt: number;
   /** The shared count at the last sync, this instance's hits included. */
@@ -35,6 +43,8 @@ export class IpLimiter {
   readonly #windows: Lru<string, Window>;
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
+  /** Syncs failed in a row (0 once one succeeds). */
+  #failedSyncs = 0;
 
   constructor(
     private readonly db: Db,
@@ -42,6 +52,7 @@ export class IpLimiter {
     private readonly syncMs = 1000,
     /** At most this many windows are held in memory (see #makeRoom). */
     private readonly maxWindows = MAX_WINDOWS,
+    private readonly events: IpLimiterEvents = {},
   ) {
     this.#windows = new Lru(maxWindows);
   }
@@ -101,11 +112,29 @@ export class IpLimiter {
     await this.sync();
   }
 
-  /** Adds the local counts to the shared rows and reads back the totals (one sync at a time). */
+  /**
+   * Adds the local counts to the shared rows and reads back the totals (one sync at a time). A
+   * failed sync keeps its counts pending, and until one succeeds each instance limits on what it
+   * counted itself: the first failure of a run and the recovery are reported (`events`), so an
+   * operator learns that limits are no longer shared without a log line every second.
+   */
   sync(): Promise<void> {
-    this.#syncing ??= this.#sync().finally(() => {
-      this.#syncing = undefined;
-    });
+    this.#syncing ??= this.#sync()
+      .then(
+        () => {
+          const failed = this.#failedSyncs;
+          this.#failedSyncs = 0;
+          if (failed > 0) this.events.syncRecovered?.(failed);
+        },
+        (error: unknown) => {
+          this.#failedSyncs++;
+          this.events.syncFailed?.(error, this.#failedSyncs);
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.#syncing = undefined;
+      });
     return this.#syncing;
   }
 

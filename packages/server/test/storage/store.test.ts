@@ -242,6 +242,47 @@ eachDialect('atomic storage operations', (dialect) => {
     assert.ok(rows.every((r) => Number(r.count) === 3));
   });
 
+  test('per-IP limits: failed syncs are reported once a run, keep their counts, and the recovery is reported', async () => {
+    const rule = { limit: 1000, window: 60 };
+    let away = false;
+    const kysely = new Proxy(dbs[0]!.kysely, {
+      get(target, prop) {
+        if (prop === 'executeQuery')
+          return (...args: Parameters<typeof target.executeQuery>) =>
+            away ? Promise.reject(new Error('connection lost')) : target.executeQuery(...args);
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const events: Array<[string, number]> = [];
+    const limiter = new IpLimiter({ ...dbs[0]!, kysely } as Db, now, 1000, 100, {
+      syncFailed: (error, streak) => {
+        assert.match(String(error), /connection lost/);
+        events.push(['failed', streak]);
+      },
+      syncRecovered: (failed) => events.push(['recovered', failed]),
+    });
+    for (let i = 0; i < 5; i++) limiter.hit('otp', '192.0.2.9', rule);
+    away = true;
+    for (let i = 0; i < 3; i++) await assert.rejects(limiter.sync(), /connection lost/);
+    limiter.hit('otp', '192.0.2.9', rule);
+    away = false;
+    await limiter.sync();
+    await limiter.sync();
+    assert.deepEqual(events, [
+      ['failed', 1],
+      ['failed', 2],
+      ['failed', 3],
+      ['recovered', 3],
+    ]);
+    // Nothing counted while the database was away is lost or counted twice.
+    const rows = await storage.db.kysely.selectFrom('rate_limits').select(['count']).execute();
+    assert.deepEqual(
+      rows.map((r) => Number(r.count)),
+      [6],
+    );
+  });
+
   test('per-IP limits: memory holds a bounded number of windows, and an address let go is limited again at the next sync', async () => {
     const rule = { limit: 60, window: 60 };
     const limiter = new IpLimiter(dbs[0]!, now, 1000, 100);

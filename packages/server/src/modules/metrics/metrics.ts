@@ -58,6 +58,11 @@ export class Metrics {
     help: 'Refresh tokens used twice (the session was revoked)',
     registers: [this.registry],
   });
+  readonly ipLimitSyncFailures = new Counter({
+    name: 'tessera_ip_limit_sync_failures_total',
+    help: 'Syncs of the per-IP counts with the database that failed (limits stay per instance until one succeeds)',
+    registers: [this.registry],
+  });
   readonly otpSends = new Counter({
     name: 'tessera_otp_sends_total',
     help: 'OTP starts by channel and outcome (sent, delivery_failed, budget_exceeded, country_blocked, …)',
