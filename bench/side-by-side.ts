@@ -1,6 +1,8 @@
 // `npm run bench:side-by-side`: /verify with never-seen tokens on three Tessera servers of the same
-// code and database, one that signed users in first and two that did not, and on the hand-written
-// verifier, all four loaded at once. See bench/README.md ("Side by side"). Prints; writes nothing.
+// code and database, one that signed users in first and two that did not, and on three hand-written
+// verifiers (as in `npm run bench`, answered on node:http ahead of Fastify, and with Tessera's
+// modules loaded), all six loaded at once. See bench/README.md ("Side by side"). Prints; writes
+// nothing.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -19,7 +21,7 @@ const signIns = envNumber(env, 'SIDE_SIGN_INS', 2000, { min: 1, max: 100_000, wh
 const windows = envNumber(env, 'SIDE_WINDOWS', 14, { min: 3, max: 60, whole: true });
 const seconds = envNumber(env, 'SIDE_SECONDS', 3, { min: 1, max: 60, whole: true });
 /** Connections per server. */
-const connections = 17;
+const connections = 12;
 
 const two = (n: number) => n.toFixed(3);
 
@@ -60,15 +62,21 @@ const first = sessions[0]!.accessToken;
 const kid = (JSON.parse(Buffer.from(first.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
 const jwk = jwks.keys.find((k) => k.kid === kid);
 if (!jwk) throw new Error('the token kid is not in the JWKS');
-const handwritten = await startChild(
-  'hand-written verifier',
-  new URL('./verifier-entry.ts', import.meta.url),
-  {
+const verifier = (name: string, variant: Record<string, string> = {}) =>
+  startChild(name, new URL('./verifier-entry.ts', import.meta.url), {
     BENCH_VERIFIER_JWK: JSON.stringify(jwk),
     BENCH_VERIFIER_ISSUER: url,
-  },
+    ...variant,
+  });
+const handwritten = await verifier('hand-written verifier');
+// The same check answered ahead of Fastify's pipeline, as Tessera's fast path answers /verify.
+const raw = await verifier('hand-written verifier on node:http', { BENCH_VERIFIER_RAW: '1' });
+// The hand-written verifier with Tessera's server modules imported and left unused.
+const loaded = await verifier('hand-written verifier, Tessera loaded', { BENCH_VERIFIER_LOAD_TESSERA: '1' });
+const verifiers = [handwritten, raw, loaded];
+const pinned = pin(
+  [served, fresh, twin].map((t) => t.server.process.pid!).concat(verifiers.map((v) => v.process.pid!)),
 );
-const pinned = pin([served, fresh, twin].map((t) => t.server.process.pid!).concat(handwritten.process.pid!));
 console.log(
   `${signIns} users signed in by OTP on "served"; "fresh" and its twin share its database and have served nothing; ` +
     `${pinned ? 'servers pinned to CPU 0, load generator to CPU 1' : 'not pinned (taskset or a second core missing)'}`,
@@ -86,6 +94,8 @@ const loads = {
   fresh: { ...verifyEach(fresh.server.ready.url, apiKeyId, bodies), server: fresh.server },
   twin: { ...verifyEach(twin.server.ready.url, apiKeyId, bodies), server: twin.server },
   handwritten: { ...verifyEach(handwritten.ready.url, apiKeyId, bodies), server: handwritten },
+  raw: { ...verifyEach(raw.ready.url, apiKeyId, bodies), server: raw },
+  loaded: { ...verifyEach(loaded.ready.url, apiKeyId, bodies), server: loaded },
 };
 const topUp = () => {
   const used = Math.max(...Object.values(loads).map((l) => l.used()));
@@ -95,37 +105,35 @@ const topUp = () => {
 topUp();
 await Promise.all(Object.values(loads).map((l) => warmUp(l, connections, 2)));
 
-const ratios = {
-  handwrittenServed: [] as number[],
-  handwrittenFresh: [] as number[],
-  servedFresh: [] as number[],
-  twinFresh: [] as number[],
-};
+/** CPU per request of one server over another's, window by window (above 1: the first spends more). */
+const pairs = {
+  'hand-written ÷ served': ['handwritten', 'served'],
+  'hand-written ÷ fresh': ['handwritten', 'fresh'],
+  'served ÷ fresh': ['served', 'fresh'],
+  'twin ÷ fresh (identical processes)': ['twin', 'fresh'],
+  'on node:http ÷ hand-written (what Fastify costs it)': ['raw', 'handwritten'],
+  'Tessera loaded ÷ hand-written (what loaded code costs it)': ['loaded', 'handwritten'],
+} as const;
+const ratios = new Map<string, number[]>(Object.keys(pairs).map((name) => [name, []]));
 for (let i = 0; i < windows; i++) {
   topUp();
-  const [s, f, t, h] = (await Promise.all(
-    [loads.served, loads.fresh, loads.twin, loads.handwritten].map((l) => window(l, connections, seconds)),
-  )) as [LoadResult, LoadResult, LoadResult, LoadResult];
-  for (const r of [s, f, t, h])
+  const names = Object.keys(loads) as Array<keyof typeof loads>;
+  const results = await Promise.all(names.map((name) => window(loads[name], connections, seconds)));
+  const cpu = {} as Record<keyof typeof loads, number>;
+  results.forEach((r: LoadResult, k) => {
     if (r.failed > 0 || r.errors > 0)
-      throw new Error(`a window had ${r.failed} refusals, ${r.errors} errors`);
-  ratios.handwrittenServed.push(cpuPerOp(h) / cpuPerOp(s));
-  ratios.handwrittenFresh.push(cpuPerOp(h) / cpuPerOp(f));
-  ratios.servedFresh.push(cpuPerOp(s) / cpuPerOp(f));
-  ratios.twinFresh.push(cpuPerOp(t) / cpuPerOp(f));
+      throw new Error(`a window had ${r.failed} refusals, ${r.errors} errors (${names[k]})`);
+    cpu[names[k]!] = cpuPerOp(r);
+  });
+  for (const [name, [a, b]] of Object.entries(pairs)) ratios.get(name)!.push(cpu[a] / cpu[b]);
   console.log(
-    `window ${i + 1}: µs of CPU a request: served ${cpuPerOp(s).toFixed(1)}, fresh ${cpuPerOp(f).toFixed(1)}, ` +
-      `twin ${cpuPerOp(t).toFixed(1)}, ` +
-      `hand-written ${cpuPerOp(h).toFixed(1)}`,
+    `window ${i + 1}: µs of CPU a request: ${names.map((name) => `${name} ${cpu[name].toFixed(1)}`).join(', ')}`,
   );
 }
 console.log(
-  `medians of ${windows} windows of ${seconds} s (CPU a request, lower is faster): ` +
-    `hand-written ÷ served ${two(median(ratios.handwrittenServed))}, ` +
-    `hand-written ÷ fresh ${two(median(ratios.handwrittenFresh))}, ` +
-    `served ÷ fresh ${two(median(ratios.servedFresh))}, ` +
-    `twin ÷ fresh ${two(median(ratios.twinFresh))} (identical processes)`,
+  `medians of ${windows} windows of ${seconds} s (CPU a request, lower is faster):\n` +
+    [...ratios].map(([name, values]) => `  ${name} ${two(median(values))}`).join('\n'),
 );
-await Promise.all([fresh.close(), twin.close(), handwritten.stop()]);
+await Promise.all([fresh.close(), twin.close(), ...verifiers.map((v) => v.stop())]);
 await served.close();
 process.exit(0);

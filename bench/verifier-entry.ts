@@ -4,8 +4,15 @@
 // issuer's public key (BENCH_VERIFIER_JWK, from Tessera's JWKS), then `iss`, `exp` and `nbf`, and
 // answers {"success":true} or {"success":false}. No cache, no revocation list, no project check:
 // Tessera's /verify does all of those on top, so this is the floor it is measured against.
+//
+// Two variants for side-by-side.ts (bench/README.md, "What a third look found"):
+// - BENCH_VERIFIER_RAW=1: the same check, answered on node:http ahead of Fastify's routing, request
+//   and reply objects, as Tessera's /verify fast path is (Fastify still serves nothing else).
+// - BENCH_VERIFIER_LOAD_TESSERA=1: Tessera's compiled server modules are imported first and left
+//   unused: what the code a process has loaded costs the same `/verify`.
 import { createPublicKey, verify } from 'node:crypto';
-import Fastify from 'fastify';
+import { createServer } from 'node:http';
+import Fastify, { type FastifyServerFactory } from 'fastify';
 import { serveBaseline } from './baseline.js';
 
 const jwk = JSON.parse(process.env.BENCH_VERIFIER_JWK ?? 'null') as { kid?: string } | null;
@@ -41,7 +48,37 @@ function check(token: unknown): boolean {
   }
 }
 
-const app = Fastify({ logger: false });
+if (process.env.BENCH_VERIFIER_LOAD_TESSERA === '1')
+  for (const module of ['app.js', 'main.js'])
+    await import(new URL(`../packages/server/dist/${module}`, import.meta.url).href);
+
+/** `POST /verify` answered on node:http: the body read by hand, parsed and checked, the answer written. */
+const raw: FastifyServerFactory = (handler) =>
+  createServer((request, response) => {
+    if (request.method !== 'POST' || request.url !== '/verify') return handler(request, response);
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      let success = false;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          oauth_token?: { access_token?: unknown };
+        } | null;
+        success = check(body?.oauth_token?.access_token);
+      } catch {}
+      const payload = JSON.stringify({ success });
+      response.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(payload),
+      });
+      response.end(payload);
+    });
+  });
+
+const app = Fastify({
+  logger: false,
+  ...(process.env.BENCH_VERIFIER_RAW === '1' ? { serverFactory: raw } : {}),
+});
 app.post('/verify', async (request) => {
   const body = request.body as { oauth_token?: { access_token?: unknown } } | undefined;
   return { success: check(body?.oauth_token?.access_token) };
