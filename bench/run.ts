@@ -19,11 +19,14 @@ import {
 } from './report.js';
 import { readSettings } from './settings.js';
 import {
+  combineWithDatabase,
+  type DatabaseFigure,
   type Dialect,
   measureWithDatabase,
   postgresReachable,
   startTessera,
   type Tessera,
+  windowWithDatabase,
 } from './tessera.js';
 
 const settings = readSettings();
@@ -215,7 +218,21 @@ async function main(): Promise<void> {
     );
     log(`(a') /verify, ${sessions.length} tokens in rotation: ${rate(rotating, 'req/s')}`);
 
-    const refresh = await measure(
+    // PostgreSQL (one process) starts now: its refresh grants and sign-ins are measured in the
+    // same rounds as SQLite's, so that the machine's drift hits both sides of PG ÷ SQLite.
+    let pg: { tessera: Tessera; prepared: PostgresPrepared } | undefined;
+    if (settings.postgres === 'off') {
+      log('PostgreSQL figures skipped (BENCH_POSTGRES=off)');
+    } else if (!(await postgresReachable())) {
+      log(
+        '!! PostgreSQL figures SKIPPED: no PostgreSQL answers at BENCH_POSTGRES_URL / TESSERA_TEST_DATABASE_URL',
+      );
+    } else {
+      const t = await tesseraOn('postgres');
+      pg = { tessera: t, prepared: await preparePostgres(t) };
+    }
+
+    const refreshes = await sqliteBesidePostgres(
       {
         ...refreshGrants(
           url,
@@ -224,29 +241,67 @@ async function main(): Promise<void> {
         ),
         server: tessera,
       },
-      load,
+      pg && {
+        tessera: pg.tessera,
+        load: refreshGrants(
+          pg.prepared.url,
+          pg.prepared.apiKeyId,
+          pg.prepared.sessions.map((s) => s.refreshToken),
+        ),
+      },
     );
+    const refresh = refreshes.sqlite;
     log(`(c) refresh grants: ${rate(refresh, 'grants/s')}`);
+    if (refreshes.postgres)
+      log(
+        `PostgreSQL: (c) refresh grants: ${rate(refreshes.postgres.result, 'grants/s')}, PostgreSQL CPU ${nf.format(refreshes.postgres.databaseCpuPerOp)} µs/op`,
+      );
 
-    const otp = await measure({ ...otpSignIns(url, apiKeyId, 'load'), server: tessera }, load);
+    const signIns = await sqliteBesidePostgres(
+      { ...otpSignIns(url, apiKeyId, 'load'), server: tessera },
+      pg && {
+        tessera: pg.tessera,
+        load: otpSignIns(pg.prepared.url, pg.prepared.apiKeyId, 'pg-load'),
+      },
+    );
+    const otp = signIns.sqlite;
     log(`(d) OTP sign-ins: ${rate(otp, 'sign-ins/s')}`);
+    if (signIns.postgres)
+      log(
+        `PostgreSQL: (d) OTP sign-ins: ${rate(signIns.postgres.result, 'sign-ins/s')}, PostgreSQL CPU ${nf.format(signIns.postgres.databaseCpuPerOp)} µs/op`,
+      );
+
+    // (a) on PostgreSQL, in rounds with a second (a) on SQLite (new never-seen tokens on each).
+    let distincts: Awaited<ReturnType<typeof sqliteBesidePostgres>> | undefined;
+    if (pg) {
+      const enough = Math.ceil(8000 * (load.warmup + load.duration));
+      distincts = await sqliteBesidePostgres(
+        { ...verifyEach(url, apiKeyId, mint(enough)), server: tessera },
+        {
+          tessera: pg.tessera,
+          load: verifyEach(pg.prepared.url, pg.prepared.apiKeyId, pg.prepared.mint(enough)),
+        },
+      );
+      log(`(a) /verify, distinct tokens, beside PostgreSQL: ${rate(distincts.sqlite, 'req/s')}`);
+      log(`PostgreSQL: (a) /verify, distinct tokens: ${rate(distincts.postgres!.result, 'req/s')}`);
+    }
     await sqlite.close();
 
     let postgres: PostgresFigures | undefined;
     let workers: WorkerFigures | undefined;
-    if (settings.postgres === 'off') {
-      log('PostgreSQL figures skipped (BENCH_POSTGRES=off)');
-    } else if (!(await postgresReachable())) {
-      log(
-        '!! PostgreSQL figures SKIPPED: no PostgreSQL answers at BENCH_POSTGRES_URL / TESSERA_TEST_DATABASE_URL',
-      );
-    } else {
-      const one = await postgresFigures(await tesseraOn('postgres'), true);
-      postgres = one.figures;
-      const two = await postgresFigures(await tesseraOn('postgres', 2), false);
+    if (pg && refreshes.postgres && distincts?.postgres) {
+      const distinctOnPg = distincts.postgres.result;
+      await pg.tessera.close();
+      postgres = {
+        distinct: distinctOnPg,
+        distinctOnSqlite: distincts.sqlite,
+        refresh: refreshes.postgres,
+        otp: signIns.postgres,
+      };
+      const two = await workerFigures(await tesseraOn('postgres', 2));
       workers = {
-        one: { distinct: one.figures.distinct, refresh: one.figures.refresh.result },
-        two: { distinct: two.figures.distinct, refresh: two.figures.refresh.result },
+        one: { distinct: distinctOnPg, refresh: refreshes.postgres.result },
+        two: { distinct: two.distinct, refresh: two.refresh.result },
       };
     }
 
@@ -287,48 +342,85 @@ async function main(): Promise<void> {
   }
 }
 
-/**
- * The PostgreSQL figures on one Tessera (one process or a cluster): (a) /verify with distinct
- * tokens, (c) refresh grants and, with `otp`, (d) OTP sign-ins, with PostgreSQL's CPU and the
- * statements per operation (one process only). Stops the server when done.
- */
-async function postgresFigures(t: Tessera, otp: boolean): Promise<{ figures: PostgresFigures }> {
-  const { load } = settings;
+/** A PostgreSQL Tessera's users signed in, and a minter of never-seen tokens of its key. */
+interface PostgresPrepared {
+  url: string;
+  apiKeyId: string;
+  label: string;
+  sessions: Awaited<ReturnType<typeof signInMany>>;
+  mint: Awaited<ReturnType<typeof verifyBodyMinter>>;
+}
+
+async function preparePostgres(t: Tessera): Promise<PostgresPrepared> {
   const { url } = t.server.ready;
   const apiKeyId = t.server.ready.apiKeyId!;
-  const label = `PostgreSQL, ${t.server.name}`;
+  const sessions = await signInMany(url, apiKeyId, Math.min(settings.sessions, 1000), 'pg-prep');
+  const mint = await verifyBodyMinter(
+    t.databaseUrl,
+    t.masterKey,
+    sessions.map((s) => s.accessToken),
+  );
+  return { url, apiKeyId, label: `PostgreSQL, ${t.server.name}`, sessions, mint };
+}
+
+/** (a) /verify with never-seen tokens on a PostgreSQL Tessera: a warm-up and one window. */
+async function postgresDistinct(t: Tessera, prepared: PostgresPrepared): Promise<LoadResult> {
+  const { load } = settings;
+  // Enough never-seen tokens for the warm-up and the window at a generous rate.
+  const bodies = prepared.mint(Math.ceil(8000 * (load.warmup + load.duration)));
+  const distinct = (await measureWithDatabase(verifyEach(prepared.url, prepared.apiKeyId, bodies), t, load))
+    .result;
+  bodies.length = 0;
+  log(`${prepared.label}: (a) /verify, distinct tokens: ${rate(distinct, 'req/s')}`);
+  return distinct;
+}
+
+/**
+ * One figure on SQLite and, given `pg`, on PostgreSQL: a warm-up of each, then `load.rounds`
+ * rounds of one window on each (SQLite first in even rounds, PostgreSQL first in odd ones), so the
+ * machine's other load, which drifts over minutes on a shared host, weighs on both sides of
+ * PG ÷ SQLite alike. PostgreSQL's windows count its statements and backend CPU.
+ */
+async function sqliteBesidePostgres(
+  sqliteLoad: Workload,
+  pg: { tessera: Tessera; load: Workload } | undefined,
+): Promise<{ sqlite: LoadResult; postgres: DatabaseFigure | undefined }> {
+  const { load } = settings;
+  const slice = load.duration / load.rounds;
+  await warmUp(sqliteLoad, load.connections, load.warmup);
+  if (pg) await warmUp(pg.load, load.connections, load.warmup);
+  const onSqlite: LoadResult[] = [];
+  const onPostgres: DatabaseFigure[] = [];
+  const sqliteWindow = async () => onSqlite.push(await window(sqliteLoad, load.connections, slice));
+  for (let r = 0; r < load.rounds; r++) {
+    if (!pg || r % 2 === 0) await sqliteWindow();
+    if (pg) onPostgres.push(await windowWithDatabase(pg.load, pg.tessera, load.connections, slice));
+    if (pg && r % 2 === 1) await sqliteWindow();
+  }
+  return {
+    sqlite: combine(onSqlite),
+    postgres: pg ? combineWithDatabase(onPostgres) : undefined,
+  };
+}
+
+/** (a) and (c) on a cluster of PostgreSQL workers, each alone. Stops the server when done. */
+async function workerFigures(t: Tessera): Promise<{ distinct: LoadResult; refresh: DatabaseFigure }> {
   try {
-    const sessions = await signInMany(url, apiKeyId, Math.min(settings.sessions, 1000), 'pg-prep');
-    const mint = await verifyBodyMinter(
-      t.databaseUrl,
-      t.masterKey,
-      sessions.map((s) => s.accessToken),
-    );
-    // Enough never-seen tokens for the warm-up and the window at a generous rate.
-    const bodies = mint(Math.ceil(8000 * (load.warmup + load.duration)));
-    const distinct = (await measureWithDatabase(verifyEach(url, apiKeyId, bodies), t, load)).result;
-    bodies.length = 0;
-    log(`${label}: (a) /verify, distinct tokens: ${rate(distinct, 'req/s')}`);
+    const prepared = await preparePostgres(t);
+    const distinct = await postgresDistinct(t, prepared);
     const refresh = await measureWithDatabase(
       refreshGrants(
-        url,
-        apiKeyId,
-        sessions.map((s) => s.refreshToken),
+        prepared.url,
+        prepared.apiKeyId,
+        prepared.sessions.map((s) => s.refreshToken),
       ),
       t,
-      load,
+      settings.load,
     );
     log(
-      `${label}: (c) refresh grants: ${rate(refresh.result, 'grants/s')}, PostgreSQL CPU ${nf.format(refresh.databaseCpuPerOp)} µs/op`,
+      `${prepared.label}: (c) refresh grants: ${rate(refresh.result, 'grants/s')}, PostgreSQL CPU ${nf.format(refresh.databaseCpuPerOp)} µs/op`,
     );
-    const signIns = otp
-      ? await measureWithDatabase(otpSignIns(url, apiKeyId, 'pg-load'), t, load)
-      : undefined;
-    if (signIns)
-      log(
-        `${label}: (d) OTP sign-ins: ${rate(signIns.result, 'sign-ins/s')}, PostgreSQL CPU ${nf.format(signIns.databaseCpuPerOp)} µs/op`,
-      );
-    return { figures: { distinct, refresh, otp: signIns } };
+    return { distinct, refresh };
   } finally {
     await t.close();
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { SERVE_NODE_FLAGS } from '../packages/server/src/node-flags.js';
 import { type Child, startChild } from './children.js';
-import { type LoadResult, type LoadSettings, type Workload, warmUp, window } from './load.js';
+import { combine, type LoadResult, type LoadSettings, type Workload, warmUp, window } from './load.js';
 import { processCpuMicros } from './proc.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -179,17 +179,17 @@ export interface DatabaseFigure {
   databaseCpuPerOp: number;
 }
 
-/** A warm-up, then one window, with the statements and database CPU of the window alone. */
-export async function measureWithDatabase(
+/** One window of `seconds`, with the statements and database CPU of the window alone (no warm-up). */
+export async function windowWithDatabase(
   workload: Workload,
   tessera: Tessera,
-  load: LoadSettings,
+  connections: number,
+  seconds: number,
 ): Promise<DatabaseFigure> {
-  await warmUp(workload, load.connections, load.warmup);
   const { server, applicationName } = tessera;
   const before = await server.usage();
   const dbBefore = applicationName ? await backendCpu(applicationName) : undefined;
-  const result = await window({ ...workload, server }, load.connections, load.duration);
+  const result = await window({ ...workload, server }, connections, seconds);
   const dbAfter = applicationName ? await backendCpu(applicationName) : undefined;
   const after = await server.usage();
   const ops = Math.max(1, result.ok);
@@ -202,4 +202,27 @@ export async function measureWithDatabase(
           (after.statements - before.statements) / ops,
     databaseCpuPerOp: dbBefore && dbAfter ? cpuSpent(dbBefore, dbAfter) / ops : Number.NaN,
   };
+}
+
+/** Several windows of one workload as one figure: per-operation figures weighted by operations. */
+export function combineWithDatabase(figures: DatabaseFigure[]): DatabaseFigure {
+  const ops = figures.map((f) => Math.max(1, f.result.ok));
+  const total = ops.reduce((a, b) => a + b, 0);
+  const weighted = (pick: (f: DatabaseFigure) => number) =>
+    figures.reduce((sum, f, i) => sum + pick(f) * ops[i]!, 0) / total;
+  return {
+    result: combine(figures.map((f) => f.result)),
+    statementsPerOp: weighted((f) => f.statementsPerOp),
+    databaseCpuPerOp: weighted((f) => f.databaseCpuPerOp),
+  };
+}
+
+/** A warm-up, then one window, with the statements and database CPU of the window alone. */
+export async function measureWithDatabase(
+  workload: Workload,
+  tessera: Tessera,
+  load: LoadSettings,
+): Promise<DatabaseFigure> {
+  await warmUp(workload, load.connections, load.warmup);
+  return windowWithDatabase(workload, tessera, load.connections, load.duration);
 }
