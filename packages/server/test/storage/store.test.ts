@@ -138,6 +138,27 @@ eachDialect('migrations', (dialect) => {
   });
 });
 
+/**
+ * `db` counting the statements it sends; a statement for which `fails(n)` (n counts from 1) is true
+ * fails as a dropped connection would, without reaching the database.
+ */
+function counted(db: Db, fails: (n: number) => boolean = () => false) {
+  let sent = 0;
+  const kysely = new Proxy(db.kysely, {
+    get(target, prop) {
+      if (prop === 'executeQuery')
+        return (...args: Parameters<typeof target.executeQuery>) => {
+          sent++;
+          if (fails(sent)) return Promise.reject(new Error('connection lost'));
+          return target.executeQuery(...args);
+        };
+      const value = Reflect.get(target, prop);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { db: { ...db, kysely } as Db, sent: () => sent };
+}
+
 eachDialect('atomic storage operations', (dialect) => {
   let storage: TestStorage;
   let dbs: Db[];
@@ -204,25 +225,8 @@ eachDialect('atomic storage operations', (dialect) => {
       { length: HITS_PER_STATEMENT * 2 + 1 },
       (_, i) => `198.51.${i >> 8}.${i & 255}`,
     );
-    // Counts the statements an instance sends; `failAt` makes that statement fail instead.
-    const counted = (db: Db, failAt?: number) => {
-      let sent = 0;
-      const kysely = new Proxy(db.kysely, {
-        get(target, prop) {
-          if (prop === 'executeQuery')
-            return (...args: Parameters<typeof target.executeQuery>) => {
-              sent++;
-              if (sent === failAt) return Promise.reject(new Error('connection lost'));
-              return target.executeQuery(...args);
-            };
-          const value = Reflect.get(target, prop);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
-      return { db: { ...db, kysely } as Db, sent: () => sent };
-    };
     const a = counted(dbs[0]!);
-    const b = counted(dbs[1]!, 2);
+    const b = counted(dbs[1]!, (n) => n === 2);
     const [la, lb] = [new IpLimiter(a.db, now), new IpLimiter(b.db, now)];
     for (const ip of addresses) {
       la.hit('otp', ip, rule);
@@ -245,17 +249,9 @@ eachDialect('atomic storage operations', (dialect) => {
   test('per-IP limits: failed syncs are reported once a run, keep their counts, and the recovery is reported', async () => {
     const rule = { limit: 1000, window: 60 };
     let away = false;
-    const kysely = new Proxy(dbs[0]!.kysely, {
-      get(target, prop) {
-        if (prop === 'executeQuery')
-          return (...args: Parameters<typeof target.executeQuery>) =>
-            away ? Promise.reject(new Error('connection lost')) : target.executeQuery(...args);
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { db } = counted(dbs[0]!, () => away);
     const events: Array<[string, number]> = [];
-    const limiter = new IpLimiter({ ...dbs[0]!, kysely } as Db, now, 1000, 100, {
+    const limiter = new IpLimiter(db, now, 1000, 100, {
       syncFailed: (error, streak) => {
         assert.match(String(error), /connection lost/);
         events.push(['failed', streak]);
