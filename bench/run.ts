@@ -271,38 +271,37 @@ async function main(): Promise<void> {
         `PostgreSQL: (d) OTP sign-ins: ${rate(signIns.postgres.result, 'sign-ins/s')}, PostgreSQL CPU ${nf.format(signIns.postgres.databaseCpuPerOp)} µs/op`,
       );
 
-    // (a) on PostgreSQL, in rounds with a second (a) on SQLite (new never-seen tokens on each).
-    let distincts: Awaited<ReturnType<typeof sqliteBesidePostgres>> | undefined;
+    let postgres: PostgresFigures | undefined;
+    let workers: WorkerFigures | undefined;
     if (pg) {
+      // (a) on PostgreSQL, in rounds with a second (a) on SQLite (new never-seen tokens on each).
       const enough = Math.ceil(8000 * (load.warmup + load.duration));
-      distincts = await sqliteBesidePostgres(
+      const distincts = await sqliteBesidePostgres(
         { ...verifyEach(url, apiKeyId, mint(enough)), server: tessera },
         {
           tessera: pg.tessera,
           load: verifyEach(pg.prepared.url, pg.prepared.apiKeyId, pg.prepared.mint(enough)),
         },
       );
+      await Promise.all([sqlite.close(), pg.tessera.close()]);
+      // Given `pg`, sqliteBesidePostgres measured PostgreSQL for (a), (c) and (d).
+      const distinctOnPg = distincts.postgres!.result;
+      const refreshOnPg = refreshes.postgres!;
       log(`(a) /verify, distinct tokens, beside PostgreSQL: ${rate(distincts.sqlite, 'req/s')}`);
-      log(`PostgreSQL: (a) /verify, distinct tokens: ${rate(distincts.postgres!.result, 'req/s')}`);
-    }
-    await sqlite.close();
-
-    let postgres: PostgresFigures | undefined;
-    let workers: WorkerFigures | undefined;
-    if (pg && refreshes.postgres && distincts?.postgres) {
-      const distinctOnPg = distincts.postgres.result;
-      await pg.tessera.close();
+      log(`PostgreSQL: (a) /verify, distinct tokens: ${rate(distinctOnPg, 'req/s')}`);
       postgres = {
         distinct: distinctOnPg,
         distinctOnSqlite: distincts.sqlite,
-        refresh: refreshes.postgres,
+        refresh: refreshOnPg,
         otp: signIns.postgres,
       };
       const two = await workerFigures(await tesseraOn('postgres', 2));
       workers = {
-        one: { distinct: distinctOnPg, refresh: refreshes.postgres.result },
+        one: { distinct: distinctOnPg, refresh: refreshOnPg.result },
         two: { distinct: two.distinct, refresh: two.refresh.result },
       };
+    } else {
+      await sqlite.close();
     }
 
     const figures: Figures = {

@@ -87,7 +87,7 @@ const mint = await verifyBodyMinter(
   served.masterKey,
   sessions.map((s) => s.accessToken),
 );
-// The same never-seen tokens go to all three, each server taking them in order on its own.
+// The same never-seen tokens go to all six, each server taking them in order on its own.
 const bodies: Buffer[] = [];
 const loads = {
   served: { ...verifyEach(url, apiKeyId, bodies), server: served.server },
