@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { parse as parseYaml } from 'yaml';
 import { maskedPath } from '../../src/http/common.js';
 import { createLogger } from '../../src/logger.js';
@@ -170,6 +171,51 @@ eachDialect('observability', (dialect) => {
         }
       }
       assert.ok(checked >= queries.length - 1, 'queries name no metric');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('per-IP counts that cannot reach the database are logged once a run and counted, and the recovery is logged', async () => {
+    const log = logLines();
+    const server = await startServer(dialect, { logStream: log.stream });
+    const { db, ipLimiter } = server.ctx;
+    // Writes of rate_limits fail while the trigger is there, as if the database refused them.
+    const refuse =
+      dialect === 'postgres'
+        ? [
+            sql`create function refuse_rate_limits() returns trigger language plpgsql as $$ begin raise exception 'away'; end $$`,
+            sql`create trigger refuse before insert or update on rate_limits for each row execute function refuse_rate_limits()`,
+          ]
+        : [sql`create trigger refuse before insert on rate_limits begin select raise(abort, 'away'); end`];
+    const allow =
+      dialect === 'postgres'
+        ? [sql`drop trigger refuse on rate_limits`, sql`drop function refuse_rate_limits()`]
+        : [sql`drop trigger refuse`];
+    const rule = { limit: 100, window: 60 };
+    const notShared = () =>
+      log.lines.filter((l) => String(l.msg).startsWith('per-IP counts not shared with'));
+    try {
+      for (const statement of refuse) await statement.execute(db.kysely);
+      for (let i = 0; i < 3; i++) {
+        ipLimiter.hit('test', '192.0.2.50', rule);
+        await assert.rejects(ipLimiter.sync());
+      }
+      assert.equal(notShared().length, 1, 'one line for the run, not one per failed sync');
+      assert.equal(notShared()[0]!.level, 40);
+      assert.equal(notShared()[0]!.failedSyncs, 1);
+      const metrics = (await server.request('GET', '/metrics')).text;
+      const failures = Number(/^tessera_ip_limit_sync_failures_total (\d+)/m.exec(metrics)?.[1]);
+      assert.ok(failures >= 3, `tessera_ip_limit_sync_failures_total ${failures}`);
+
+      for (const statement of allow) await statement.execute(db.kysely);
+      ipLimiter.hit('test', '192.0.2.50', rule);
+      await ipLimiter.sync();
+      const recovered = log.lines.find((l) => l.msg === 'per-IP counts shared again');
+      assert.ok(recovered, 'no recovery line');
+      assert.ok(Number(recovered.failedSyncs) >= 3);
+      // The hits made while the database refused them are shared now, each once.
+      assert.equal(ipLimiter.hit('test', '192.0.2.50', rule).count, 5);
     } finally {
       await server.close();
     }
