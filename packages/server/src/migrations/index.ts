@@ -10,6 +10,7 @@ import * as m010 from './2026-11-23-010-unique-project-names.js';
 import * as m011 from './2026-11-23-011-sms-countries.js';
 import * as m012 from './2026-11-23-012-message-templates.js';
 import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
+import * as m014 from './2026-11-28-014-fewer-index-writes.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-011-sms-countries': m011,
   '2026-11-23-012-message-templates': m012,
   '2026-11-23-013-rate-limits-reset-at': m013,
+  '2026-11-28-014-fewer-index-writes': m014,
 };
 
 export const migrationProvider: MigrationProvider = {

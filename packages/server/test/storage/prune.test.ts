@@ -49,7 +49,7 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
       ).n,
     );
 
-  test('audit_events has an index on created_at, and the batch select uses it', async () => {
+  test('expired audit events are found through the project–time index, not one of their own', async () => {
     const names =
       dialect === 'sqlite'
         ? sql<{
@@ -59,17 +59,34 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
             name: string;
           }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'audit_events'`;
     const rows = (await names.execute(storage.db.kysely)).rows.map((r) => r.name);
-    assert.ok(rows.includes('audit_events_created_at'), rows.join(', '));
+    assert.ok(rows.includes('audit_events_project_time'), rows.join(', '));
+    assert.ok(
+      !rows.includes('audit_events_created_at'),
+      'every event would write an index only housekeeping reads',
+    );
+    const batch = sql`delete from audit_events where id in (select id from audit_events where project_id = ${projectId} and created_at < ${1} limit 1000)`;
+    const next = sql`select project_id from audit_events where project_id > ${''} order by project_id limit 1`;
     if (dialect === 'sqlite') {
-      const plan = await sql<{
-        detail: string;
-      }>`explain query plan delete from audit_events where id in (select id from audit_events where created_at < ${1} limit 1000)`.execute(
-        storage.db.kysely,
-      );
+      const plan = async (query: typeof batch) =>
+        (await sql<{ detail: string }>`explain query plan ${query}`.execute(storage.db.kysely)).rows
+          .map((r) => r.detail)
+          .join('\n');
       assert.match(
-        plan.rows.map((r) => r.detail).join('\n'),
-        /SEARCH audit_events USING (COVERING )?INDEX audit_events_created_at/,
+        await plan(batch),
+        /SEARCH audit_events USING (COVERING )?INDEX audit_events_project_time/,
       );
+      assert.match(await plan(next), /SEARCH audit_events USING COVERING INDEX audit_events_project_/);
+    } else {
+      // The test's tables are tiny, so a sequential scan would win; with it off, an index serves.
+      await storage.db.kysely.transaction().execute(async (trx) => {
+        await sql`set local enable_seqscan = off`.execute(trx);
+        const plan = async (query: typeof batch) =>
+          (await sql<{ 'QUERY PLAN': string }>`explain ${query}`.execute(trx)).rows
+            .map((r) => r['QUERY PLAN'])
+            .join('\n');
+        assert.match(await plan(batch), /Index (Only )?Scan using audit_events_project_time/);
+        assert.match(await plan(next), /Index Only Scan using audit_events_project_/);
+      });
     }
   });
 
@@ -97,12 +114,46 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
     assert.equal(await countAudit(), 20, 'recent events stay');
   });
 
-  test('AuditLog.prune deletes every expired event and keeps the rest', async () => {
+  test('AuditLog.prune deletes every expired event of every project, and keeps the rest', async () => {
     await addAuditEvents('again', 1_200, OLD);
+    // Events of two more projects, one of them deleted without its events (no row in projects).
+    const other = await new ProjectsService(new ProjectsRepository(storage.db)).create({ name: 'prune-2' });
+    for (const [id, owner] of [
+      ['other', other.project_id],
+      ['orphan', 'project-gone'],
+    ] as const) {
+      const rows = [OLD, OLD + 1, RECENT].map((createdAt, i) => ({
+        id: `${id}${i}`,
+        project_id: owner,
+        user_id: null,
+        type: 'otp.sent',
+        data: '{}',
+        ip: null,
+        created_at: createdAt,
+      }));
+      await storage.db.kysely.insertInto('audit_events').values(rows).execute();
+    }
+    await addAuditEvents('kept', 5, RECENT);
+    const recent = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select('id')
+      .where('created_at', '>=', CUTOFF)
+      .execute();
     await new AuditLog(storage.db, () => {}).prune(CUTOFF);
-    assert.equal(await countAudit(), 20);
-    const left = await storage.db.kysely.selectFrom('audit_events').select('created_at').execute();
+    const left = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select(['id', 'project_id', 'created_at'])
+      .execute();
+    assert.deepEqual(left.map((r) => r.id).sort(), recent.map((r) => r.id).sort());
     assert.ok(left.every((r) => r.created_at >= RECENT));
+    assert.deepEqual(
+      [...new Set(left.map((r) => r.project_id))].sort(),
+      [projectId, other.project_id, 'project-gone'].sort(),
+    );
+    await storage.db.kysely
+      .deleteFrom('audit_events')
+      .where((eb) => eb.or([eb('project_id', '!=', projectId), eb('id', 'like', 'kept%')]))
+      .execute();
   });
 
   test('SessionRepository.pruneExpired deletes ended sessions and, by cascade, their refresh tokens', async () => {

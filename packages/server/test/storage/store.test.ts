@@ -123,7 +123,28 @@ eachDialect('migrations', (dialect) => {
             }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'sessions' and indexname <> 'sessions_pkey'`;
       const names = (await query.execute(storage.db.kysely)).rows.map((r) => r.name).sort();
       assert.deepEqual(names, ['sessions_device', 'sessions_expires', 'sessions_passkey', 'sessions_user']);
+      // Most sessions (OTP's) have neither a device nor a passkey: those indexes hold set values only.
+      const definitions =
+        dialect === 'sqlite'
+          ? sql<{
+              name: string;
+              definition: string;
+            }>`select name, sql as definition from sqlite_master where type = 'index' and tbl_name = 'sessions' and sql is not null`
+          : sql<{
+              name: string;
+              definition: string;
+            }>`select indexname as name, indexdef as definition from pg_indexes where schemaname = current_schema() and tablename = 'sessions'`;
+      for (const { name, definition } of (await definitions.execute(storage.db.kysely)).rows) {
+        const column = { sessions_device: 'device_id', sessions_passkey: 'passkey_id' }[name];
+        if (column) assert.match(definition, new RegExp(`where \\(?"?${column}"? is not null`, 'i'), name);
+      }
       if (dialect === 'sqlite') {
+        const byDevice = await sql<{
+          detail: string;
+        }>`explain query plan update sessions set revoked_at = 1 where device_id = ${'d'} and revoked_at is null`.execute(
+          storage.db.kysely,
+        );
+        assert.match(byDevice.rows.map((r) => r.detail).join('\n'), /INDEX sessions_device/);
         const plan = await sql<{
           detail: string;
         }>`explain query plan delete from sessions where expires_at < ${1}`.execute(storage.db.kysely);
