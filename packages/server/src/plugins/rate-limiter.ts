@@ -115,7 +115,7 @@ export class RateLimiter {
       results.push(...(await this.hitAll(step)));
       if (results.some((r) => !r.allowed)) return { counted, results };
     }
-    if (insert) await together(this.db.kysely, [insert.write]);
+    if (insert) await together(this.db.kysely, insert.writes);
     return { counted, results };
   }
 

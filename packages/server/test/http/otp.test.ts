@@ -191,6 +191,14 @@ eachDialect('OTP start', (dialect) => {
       clock.advance(20);
       assert.equal((await start(server, 'ada@example.com')).status, 200);
       assert.equal(server.outbox.list().filter((m) => m.to === 'ada@example.com').length, 2);
+      // One otp.sent per code that went out: the refused starts stored none.
+      await server.ctx.audit.drain();
+      const events = await server.storage.db.kysely
+        .selectFrom('audit_events')
+        .select('id')
+        .where('type', '=', 'otp.sent')
+        .execute();
+      assert.equal(events.length, 3);
     } finally {
       await server.close();
     }
@@ -354,9 +362,20 @@ eachDialect('OTP start', (dialect) => {
       assert.ok(!failed.body.detail.includes('502'), 'the provider error reached the client');
       assert.match(failed.body.detail, /e-mail could not be sent/);
       assert.equal(failed.body.challenge_id, undefined);
+      // No code went out, so no otp.sent (on PostgreSQL stored with the challenge, then removed).
+      const sentEvents = async () => {
+        await server.ctx.audit.drain();
+        return server.storage.db.kysely
+          .selectFrom('audit_events')
+          .select('id')
+          .where('type', '=', 'otp.sent')
+          .execute();
+      };
+      assert.equal((await sentEvents()).length, 0);
       // Not counted as a resend: asking again at once works, and that code signs in.
       const retried = await start(server, 'ada@example.com');
       assert.equal(retried.status, 200, retried.text);
+      assert.equal((await sentEvents()).length, 1);
       const done = await complete(server, retried.body.challenge_id, delivery.sent[0]!.code);
       assert.equal(done.status, 200, done.text);
     } finally {

@@ -60,6 +60,16 @@ export async function insertMany(db: Kysely<Database>, events: readonly Recorded
   await insertEvents(db, column(0), column(1), column(2), column(3), column(4), column(5), column(6));
 }
 
+const deleteEvent = prepared((db, id: string) => db.deleteFrom('audit_events').where('id', '=', id));
+
+/**
+ * The delete of an event its caller's statement stored for something that then did not happen (a
+ * code stored with its challenge that could not be delivered), to run with other writes.
+ */
+export function deleteWrite(id: string): Write {
+  return deleteEvent.write(id);
+}
+
 /** The insert of an event, to run with other writes (`together`). */
 export function insertWrite(event: RecordedEvent): Write {
   return insertEvent.write(...eventColumns(event));

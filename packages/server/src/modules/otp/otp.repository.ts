@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import { prepared, type Write } from '../../db/prepared.js';
+import { prepared, together, type Write } from '../../db/prepared.js';
 import type { OtpChallengeTable, User } from '../../db/schema.js';
 import * as auditRepository from '../audit/audit.repository.js';
+import type { RecordedEvent } from '../audit/events.js';
 import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
 import {
   hitIn,
@@ -447,32 +448,50 @@ export class OtpRepository {
 
   /**
    * The challenge's insert, to be made only when its start is admitted
-   * (`RateLimiter.hitSteps`): on PostgreSQL in the same statement as the start's rate limits.
+   * (`RateLimiter.hitSteps`): on PostgreSQL in the same statement as the start's rate limits, with
+   * `event` (the start's `otp.sent`, stamped by `AuditLog.inline`) when given.
    */
-  insertWhenAllowed(challenge: Omit<OtpChallengeTable, 'attempts'>): InsertWhenAllowed {
-    const values = challengeColumns(challenge);
+  insertWhenAllowed(
+    challenge: Omit<OtpChallengeTable, 'attempts'>,
+    event?: RecordedEvent,
+  ): InsertWhenAllowed {
+    const columns = challengeColumns(challenge);
+    const eventValues = event ? auditRepository.eventColumns(event) : [];
     return {
-      id: 'otp_challenges',
-      values,
-      from: (
-        source,
-        id,
-        projectId,
-        identifier,
-        channel,
-        codeHash,
-        maxAttempts,
-        createdAt,
-        expiresAt,
-        consumedAt,
-      ) =>
-        sql`insert into otp_challenges
+      id: event ? 'otp_challenges+event' : 'otp_challenges',
+      values: [...columns, ...eventValues],
+      from: (source, ...values) => {
+        const [id, projectId, identifier, channel, codeHash, maxAttempts, createdAt, expiresAt, consumedAt] =
+          values;
+        const rows = [
+          sql`insert into otp_challenges
       (id, project_id, identifier, channel, code_hash, max_attempts, created_at, expires_at, consumed_at)
     select ${id}::text, ${projectId}::text, ${identifier}::text, ${channel}::text, ${codeHash}::text,
       ${maxAttempts}::integer, ${createdAt}::bigint, ${expiresAt}::bigint, ${consumedAt}::bigint
     from ${sql.raw(source)} where ok`,
-      write: insertChallenge.write(...values),
+        ];
+        if (event) {
+          const allowed = sql`(select from ${sql.raw(source)} where ok) as allowed`;
+          rows.push(
+            auditRepository.insertFrom(
+              allowed,
+              ...(values.slice(columns.length) as auditRepository.EventColumns),
+            ),
+          );
+        }
+        return rows;
+      },
+      writes: [insertChallenge.write(...columns), ...(event ? [auditRepository.insertWrite(event)] : [])],
     };
+  }
+
+  /**
+   * A start whose code could not be delivered: its challenge can no longer be used, and the
+   * `otp.sent` event its statement stored (`eventId`) goes, in one statement.
+   */
+  async undeliverable(id: string, now: number, eventId: string | undefined): Promise<void> {
+    const consumed = consumeChallenge.write(id, now);
+    await together(this.db.kysely, eventId ? [consumed, auditRepository.deleteWrite(eventId)] : [consumed]);
   }
 
   async insert(challenge: Omit<OtpChallengeTable, 'attempts'>): Promise<void> {

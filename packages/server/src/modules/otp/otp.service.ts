@@ -8,6 +8,7 @@ import type { ClientNetwork } from '../../net/client-network.js';
 import { Pending } from '../../pending.js';
 import { type Hit, RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
+import type { RecordedEvent } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
 import { webOtpDomain } from '../projects/project-settings.js';
 import { type InsertWhenAllowed, secondsLeft } from '../rate-limits/rate-limits.repository.js';
@@ -122,21 +123,29 @@ export class OtpService {
     const id = randomId('otp');
     const code = randomDigits(6);
     let now = this.now();
+    const sent = { projectId: project.id, type: 'otp.sent', data: { channel: identifier.channel } } as const;
+    // Where it may (PostgreSQL, no webhook takes it), the event is stored with the challenge and
+    // goes again if the code cannot be delivered; otherwise it is recorded once delivered.
+    let inline: RecordedEvent | undefined;
     // Stored with the start's rate limits, only if they admit it (one statement on PostgreSQL);
     // timed after the start verifier has answered.
-    await this.#admit(project, identifier, evidence, everywhere, subject, () => {
+    await this.#admit(project, identifier, evidence, everywhere, subject, async () => {
       now = this.now();
-      return this.repository.insertWhenAllowed({
-        id,
-        project_id: project.id,
-        identifier: identifier.value,
-        channel: identifier.channel,
-        code_hash: hmac(this.codeKey, id, code),
-        max_attempts: maxAttempts,
-        created_at: now,
-        expires_at: now + ttl * 1000,
-        consumed_at: null,
-      });
+      inline = await this.audit.inline(sent);
+      return this.repository.insertWhenAllowed(
+        {
+          id,
+          project_id: project.id,
+          identifier: identifier.value,
+          channel: identifier.channel,
+          code_hash: hmac(this.codeKey, id, code),
+          max_attempts: maxAttempts,
+          created_at: now,
+          expires_at: now + ttl * 1000,
+          consumed_at: null,
+        },
+        inline,
+      );
     });
     try {
       await this.delivery.send({
@@ -150,7 +159,7 @@ export class OtpService {
         ...(identifier.channel === 'sms' ? { webOtpDomain: webOtpDomain(project) } : {}),
       });
     } catch (error) {
-      await this.repository.consume(id, now);
+      await this.repository.undeliverable(id, now, inline?.id);
       // The real user may ask again at once; every other count keeps the attempt, which the
       // provider may bill all the same (failures given back let pumping run unmetered).
       await this.limiter.refund('otp-resend', subject);
@@ -159,11 +168,8 @@ export class OtpService {
         cause: error instanceof DeliveryError ? error.message : 'delivery failed',
       });
     }
-    await this.audit.record({
-      projectId: project.id,
-      type: 'otp.sent',
-      data: { channel: identifier.channel },
-    });
+    if (inline) this.audit.stored(inline);
+    else await this.audit.record(sent);
     return { challenge_id: id, channel: identifier.channel, expires_in: ttl, resend_after: resendInterval };
   }
 
@@ -182,7 +188,7 @@ export class OtpService {
     evidence: StartEvidence,
     everywhere: string,
     subject: string,
-    challenge: () => InsertWhenAllowed,
+    challenge: () => Promise<InsertWhenAllowed>,
   ): Promise<void> {
     this.budget.checkDestination(project, identifier);
     await this.verifier?.verify(project.id, identifier.channel, evidence);
@@ -222,7 +228,7 @@ export class OtpService {
         counter,
       })),
     ];
-    const { counted, results } = await this.limiter.hitSteps(steps, challenge());
+    const { counted, results } = await this.limiter.hitSteps(steps, await challenge());
     const refused = results.findIndex((r) => !r.allowed);
     if (refused < 0) return;
     const window = counted[refused]!;

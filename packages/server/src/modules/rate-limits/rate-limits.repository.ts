@@ -176,17 +176,17 @@ export interface StagedWindow {
 }
 
 /**
- * A one-row insert to make only when every window of `hitInSteps` allowed. On PostgreSQL it runs
- * inside the steps' statement: `from(source, ...values)` is `insert into … select <values, each a
- * parameter with its cast> from <source> where ok`, `source` being a one-row relation with a
- * boolean `ok`. Elsewhere `write` runs after the steps.
+ * One-row inserts to make only when every window of `hitInSteps` allowed. On PostgreSQL they run
+ * inside the steps' statement: `from(source, ...values)` gives, per insert, `insert into … select
+ * <values, each a parameter with its cast> from <source> where ok`, `source` being a one-row
+ * relation with a boolean `ok`. Elsewhere `writes` run after the steps, together.
  */
 export interface InsertWhenAllowed {
   /** Identifies `from`'s text among the inserts (one compiled statement per shape). */
   readonly id: string;
   readonly values: readonly unknown[];
-  from(source: string, ...values: unknown[]): RawBuilder<unknown>;
-  readonly write: Write;
+  from(source: string, ...values: unknown[]): readonly RawBuilder<unknown>[];
+  readonly writes: readonly Write[];
 }
 
 interface StagedRow {
@@ -201,7 +201,7 @@ const stagedStatements = new Map<string, Prepared<unknown[], StagedRow>>();
 /**
  * One statement per shape: per step `i` a data-modifying CTE `s{i}` (the atomic upsert of
  * `addOneEach`, one hit a window) that takes its rows only when `a{i-1}.ok`, and `a{i}`, whether
- * every window so far is within its limit; then the insert, from `a{last}`. PostgreSQL runs every
+ * every window so far is within its limit; then the inserts, from `a{last}`. PostgreSQL runs every
  * CTE of a statement on one snapshot, but a later step reads the earlier one's RETURNING rows
  * (through `a{i-1}`), which is what orders them. Arguments: `now`, then per window its key, end
  * and limit, then the insert's values.
@@ -237,7 +237,11 @@ function stagedStatement(shape: readonly number[], insert: InsertWhenAllowed | u
   )`);
       results.push(sql`select key, count, reset_at from ${hits}`);
     });
-    if (insert) ctes.push(sql`inserted as (${insert.from(`a${shape.length - 1}`, ...args.slice(at))})`);
+    if (insert) {
+      insert.from(`a${shape.length - 1}`, ...args.slice(at)).forEach((row, i) => {
+        ctes.push(sql`${sql.raw(`inserted${i}`)} as (${row})`);
+      });
+    }
     return sql<StagedRow>`with ${sql.join(ctes)}
   ${sql.join(results, sql` union all `)}`;
   });
@@ -245,8 +249,8 @@ function stagedStatement(shape: readonly number[], insert: InsertWhenAllowed | u
 
 /**
  * PostgreSQL: one hit on each window, step by step, in one statement: a step's windows are counted
- * only when every window of the steps before it is within its limit, and `insert` is made only
- * when all are. Returns the windows counted (the steps that ran), by key. The keys must differ.
+ * only when every window of the steps before it is within its limit, and `insert`'s rows are
+ * made only when all are. Returns the windows counted (the steps that ran), by key. The keys must differ.
  */
 export async function hitInSteps(
   db: Kysely<Database>,
