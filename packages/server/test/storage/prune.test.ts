@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { deleteInBatches } from '../../src/db/batched-delete.js';
+import { prune as pruneAudit } from '../../src/modules/audit/audit.repository.js';
 import { AuditLog } from '../../src/modules/audit/audit.service.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
@@ -65,7 +66,15 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
       'every event would write an index only housekeeping reads',
     );
     const batch = sql`delete from audit_events where id in (select id from audit_events where project_id = ${projectId} and created_at < ${1} limit 1000)`;
-    const next = sql`select project_id from audit_events where project_id > ${''} order by project_id limit 1`;
+    // The scan for projects with expired events (audit.repository.ts, projectsWithEventsBefore).
+    const next = sql`with recursive p (id) as (
+        select (select project_id from audit_events order by project_id limit 1)
+        union all
+        select (select project_id from audit_events where project_id > p.id order by project_id limit 1)
+        from p where p.id is not null
+      )
+      select id from p where id is not null
+        and (select created_at from audit_events where project_id = p.id order by created_at limit 1) < ${1}`;
     if (dialect === 'sqlite') {
       const plan = async (query: typeof batch) =>
         (await sql<{ detail: string }>`explain query plan ${query}`.execute(storage.db.kysely)).rows
@@ -75,7 +84,9 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
         await plan(batch),
         /SEARCH audit_events USING (COVERING )?INDEX audit_events_project_time/,
       );
-      assert.match(await plan(next), /SEARCH audit_events USING COVERING INDEX audit_events_project_/);
+      const scan = await plan(next);
+      assert.match(scan, /SEARCH audit_events USING COVERING INDEX audit_events_project_/);
+      assert.doesNotMatch(scan, /SCAN audit_events$/m, 'a full scan of the events');
     } else {
       // The test's tables are tiny, so a sequential scan would win; with it off, an index serves.
       await storage.db.kysely.transaction().execute(async (trx) => {
@@ -85,7 +96,9 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
             .map((r) => r['QUERY PLAN'])
             .join('\n');
         assert.match(await plan(batch), /Index (Only )?Scan using audit_events_project_time/);
-        assert.match(await plan(next), /Index Only Scan using audit_events_project_/);
+        const scan = await plan(next);
+        assert.match(scan, /Index Only Scan using audit_events_project_/);
+        assert.doesNotMatch(scan, /Seq Scan on audit_events/);
       });
     }
   });
@@ -153,6 +166,50 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
     await storage.db.kysely
       .deleteFrom('audit_events')
       .where((eb) => eb.or([eb('project_id', '!=', projectId), eb('id', 'like', 'kept%')]))
+      .execute();
+  });
+
+  test('prune sends a delete only for the projects that have expired events', async () => {
+    const rows = ['quiet-a', 'busy', 'quiet-b'].flatMap((owner) =>
+      [owner === 'busy' ? OLD : RECENT, RECENT + 1].map((createdAt, i) => ({
+        id: `${owner}-${i}`,
+        project_id: owner,
+        user_id: null,
+        type: 'otp.sent',
+        data: '{}',
+        ip: null,
+        created_at: createdAt,
+      })),
+    );
+    await storage.db.kysely.insertInto('audit_events').values(rows).execute();
+    // Each statement's text (the housekeeping statements are raw SQL).
+    const statements: string[] = [];
+    const spy = storage.db.kysely.withPlugin({
+      transformQuery: (args) => {
+        const node = args.node as { kind: string; sqlFragments?: readonly string[] };
+        statements.push(node.sqlFragments?.join('?').trim() ?? node.kind);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    await pruneAudit(spy, CUTOFF);
+    const deletes = statements.filter((text) => text.startsWith('delete'));
+    assert.equal(deletes.length, 1, statements.join('\n'));
+    const left = await storage.db.kysely
+      .selectFrom('audit_events')
+      .select('id')
+      .where('project_id', 'in', ['quiet-a', 'busy', 'quiet-b'])
+      .execute();
+    assert.deepEqual(left.map((r) => r.id).sort(), [
+      'busy-1',
+      'quiet-a-0',
+      'quiet-a-1',
+      'quiet-b-0',
+      'quiet-b-1',
+    ]);
+    await storage.db.kysely
+      .deleteFrom('audit_events')
+      .where('project_id', 'in', ['quiet-a', 'busy', 'quiet-b'])
       .execute();
   });
 

@@ -157,28 +157,39 @@ const PRUNED_PER_CALL = 100_000;
 const PRUNE_BATCH = 1000;
 
 /**
+ * The projects whose oldest event is older than `before`, in one statement through
+ * `audit_events_project_time`: a loose index scan skips from one project to the next (one index
+ * probe each, projects whose row is gone included), and each project's oldest event is the first
+ * entry of its range.
+ */
+async function projectsWithEventsBefore(db: Kysely<Database>, before: number): Promise<string[]> {
+  const { rows } = await sql<{ project_id: string }>`with recursive p (id) as (
+      select (select project_id from audit_events order by project_id limit 1)
+      union all
+      select (select project_id from audit_events where project_id > p.id order by project_id limit 1)
+      from p where p.id is not null
+    )
+    select id as project_id from p
+    where id is not null
+      and (select created_at from audit_events where project_id = p.id order by created_at limit 1) < ${before}`.execute(
+    db,
+  );
+  return rows.map((r) => r.project_id);
+}
+
+/**
  * Deletes events older than `before` in bounded batches, project by project through
  * `audit_events_project_time` (an index of its own on `created_at` would be written by every event
- * for the sake of this minute's delete). The projects are those the events name, found by skipping
- * through the same index (one indexed read each, also for events whose project row is gone).
+ * for the sake of this minute's delete), only in the projects that have such events.
  */
 export async function prune(db: Kysely<Database>, before: number): Promise<void> {
   let left = PRUNED_PER_CALL;
-  let after: string | undefined;
-  while (left > 0) {
-    const next = await db
-      .selectFrom('audit_events')
-      .select('project_id')
-      .$if(after !== undefined, (q) => q.where('project_id', '>', after as string))
-      .orderBy('project_id')
-      .limit(1)
-      .executeTakeFirst();
-    if (!next) return;
-    after = next.project_id;
+  for (const projectId of await projectsWithEventsBefore(db, before)) {
+    if (left <= 0) return;
     left -= await deleteInBatches(db, 'audit_events', 'id', 'created_at', before, {
       batchSize: PRUNE_BATCH,
       maxBatches: Math.ceil(left / PRUNE_BATCH),
-      within: { column: 'project_id', value: after },
+      within: { column: 'project_id', value: projectId },
     });
   }
 }
