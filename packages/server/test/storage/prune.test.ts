@@ -213,6 +213,37 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
       .execute();
   });
 
+  test('prune deletes at most maxRows a call over all projects, the rest on the next call', async () => {
+    const owners = ['cap-a', 'cap-b', 'cap-c'];
+    // 250 + 300 + 300 expired: batches of 200 fit 450 under a cap of 500 (a 50-row short batch
+    // ends cap-a, one full batch of cap-b, then less than a batch is left of the cap).
+    const rows = owners.flatMap((owner) =>
+      Array.from({ length: owner === 'cap-a' ? 250 : 300 }, (_, i) => ({
+        id: `${owner}-${i}`,
+        project_id: owner,
+        user_id: null,
+        type: 'otp.sent',
+        data: '{}',
+        ip: null,
+        created_at: OLD + i,
+      })),
+    );
+    await storage.db.kysely.insertInto('audit_events').values(rows).execute();
+    const left = async () =>
+      (
+        await storage.db.kysely
+          .selectFrom('audit_events')
+          .select('id')
+          .where('project_id', 'in', owners)
+          .execute()
+      ).length;
+    await pruneAudit(storage.db.kysely, CUTOFF, { maxRows: 500, batchSize: 200 });
+    assert.equal(await left(), 400, 'more than maxRows went, or fewer than fit');
+    await pruneAudit(storage.db.kysely, CUTOFF, { maxRows: 500, batchSize: 200 });
+    await pruneAudit(storage.db.kysely, CUTOFF, { maxRows: 500, batchSize: 200 });
+    assert.equal(await left(), 0);
+  });
+
   test('SessionRepository.pruneExpired deletes ended sessions and, by cascade, their refresh tokens', async () => {
     await storage.db.kysely
       .insertInto('users')
