@@ -14,6 +14,17 @@ const OLD = 1_000;
 const CUTOFF = 10_000;
 const RECENT = 20_000;
 
+/** An `otp.sent` event of `project` at `createdAt`, as a row. */
+const eventRow = (id: string, project: string, createdAt: number) => ({
+  id,
+  project_id: project,
+  user_id: null,
+  type: 'otp.sent',
+  data: '{}',
+  ip: null,
+  created_at: createdAt,
+});
+
 eachDialect('housekeeping deletes in bounded batches', (dialect) => {
   let storage: TestStorage;
   let projectId: string;
@@ -27,15 +38,9 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
 
   async function addAuditEvents(prefix: string, count: number, createdAt: number): Promise<void> {
     for (let start = 0; start < count; start += 500) {
-      const rows = Array.from({ length: Math.min(500, count - start) }, (_, i) => ({
-        id: `${prefix}${start + i}`,
-        project_id: projectId,
-        user_id: null,
-        type: 'otp.sent',
-        data: '{}',
-        ip: null,
-        created_at: createdAt + i,
-      }));
+      const rows = Array.from({ length: Math.min(500, count - start) }, (_, i) =>
+        eventRow(`${prefix}${start + i}`, projectId, createdAt + i),
+      );
       await storage.db.kysely.insertInto('audit_events').values(rows).execute();
     }
   }
@@ -135,15 +140,7 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
       ['other', other.project_id],
       ['orphan', 'project-gone'],
     ] as const) {
-      const rows = [OLD, OLD + 1, RECENT].map((createdAt, i) => ({
-        id: `${id}${i}`,
-        project_id: owner,
-        user_id: null,
-        type: 'otp.sent',
-        data: '{}',
-        ip: null,
-        created_at: createdAt,
-      }));
+      const rows = [OLD, OLD + 1, RECENT].map((createdAt, i) => eventRow(`${id}${i}`, owner, createdAt));
       await storage.db.kysely.insertInto('audit_events').values(rows).execute();
     }
     await addAuditEvents('kept', 5, RECENT);
@@ -171,15 +168,9 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
 
   test('prune sends a delete only for the projects that have expired events', async () => {
     const rows = ['quiet-a', 'busy', 'quiet-b'].flatMap((owner) =>
-      [owner === 'busy' ? OLD : RECENT, RECENT + 1].map((createdAt, i) => ({
-        id: `${owner}-${i}`,
-        project_id: owner,
-        user_id: null,
-        type: 'otp.sent',
-        data: '{}',
-        ip: null,
-        created_at: createdAt,
-      })),
+      [owner === 'busy' ? OLD : RECENT, RECENT + 1].map((createdAt, i) =>
+        eventRow(`${owner}-${i}`, owner, createdAt),
+      ),
     );
     await storage.db.kysely.insertInto('audit_events').values(rows).execute();
     // Each statement's text (the housekeeping statements are raw SQL).
@@ -218,15 +209,9 @@ eachDialect('housekeeping deletes in bounded batches', (dialect) => {
     // 250 + 300 + 300 expired: batches of 200 fit 450 under a cap of 500 (a 50-row short batch
     // ends cap-a, one full batch of cap-b, then less than a batch is left of the cap).
     const rows = owners.flatMap((owner) =>
-      Array.from({ length: owner === 'cap-a' ? 250 : 300 }, (_, i) => ({
-        id: `${owner}-${i}`,
-        project_id: owner,
-        user_id: null,
-        type: 'otp.sent',
-        data: '{}',
-        ip: null,
-        created_at: OLD + i,
-      })),
+      Array.from({ length: owner === 'cap-a' ? 250 : 300 }, (_, i) =>
+        eventRow(`${owner}-${i}`, owner, OLD + i),
+      ),
     );
     await storage.db.kysely.insertInto('audit_events').values(rows).execute();
     const left = async () =>
