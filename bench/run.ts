@@ -30,6 +30,8 @@ import {
 } from './tessera.js';
 
 const settings = readSettings();
+/** Never-seen tokens minted for one /verify figure on PostgreSQL: its warm-up and windows at a generous rate. */
+const NEVER_SEEN_PER_FIGURE = Math.ceil(8000 * (settings.load.warmup + settings.load.duration));
 const startedAt = performance.now();
 const date = new Date();
 const host = machine();
@@ -275,12 +277,11 @@ async function main(): Promise<void> {
     let workers: WorkerFigures | undefined;
     if (pg) {
       // (a) on PostgreSQL, in rounds with a second (a) on SQLite (new never-seen tokens on each).
-      const enough = Math.ceil(8000 * (load.warmup + load.duration));
       const distincts = await sqliteBesidePostgres(
-        { ...verifyEach(url, apiKeyId, mint(enough)), server: tessera },
+        { ...verifyEach(url, apiKeyId, mint(NEVER_SEEN_PER_FIGURE)), server: tessera },
         {
           tessera: pg.tessera,
-          load: verifyEach(pg.prepared.url, pg.prepared.apiKeyId, pg.prepared.mint(enough)),
+          load: verifyEach(pg.prepared.url, pg.prepared.apiKeyId, pg.prepared.mint(NEVER_SEEN_PER_FIGURE)),
         },
       );
       await Promise.all([sqlite.close(), pg.tessera.close()]);
@@ -365,8 +366,7 @@ async function preparePostgres(t: Tessera): Promise<PostgresPrepared> {
 /** (a) /verify with never-seen tokens on a PostgreSQL Tessera: a warm-up and one window. */
 async function postgresDistinct(t: Tessera, prepared: PostgresPrepared): Promise<LoadResult> {
   const { load } = settings;
-  // Enough never-seen tokens for the warm-up and the window at a generous rate.
-  const bodies = prepared.mint(Math.ceil(8000 * (load.warmup + load.duration)));
+  const bodies = prepared.mint(NEVER_SEEN_PER_FIGURE);
   const distinct = (await measureWithDatabase(verifyEach(prepared.url, prepared.apiKeyId, bodies), t, load))
     .result;
   bodies.length = 0;
