@@ -1,6 +1,6 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CookieAdapter, SessionCookies } from './cookies.js';
 import { TesseraSsrError } from './errors.js';
+import { constantTimeEqual, randomToken } from './web-crypto.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -17,7 +17,7 @@ export function ensureCsrfToken(cookies: CookieAdapter, names: SessionCookies, m
 
 /** A new CSRF token (after sign-in and logout, so a token learnt before does not outlive them). */
 export function rotateCsrfToken(cookies: CookieAdapter, names: SessionCookies, maxAge: number): string {
-  const token = randomBytes(32).toString('base64url');
+  const token = randomToken(32);
   // Readable by the page's scripts on purpose (double submit): it is not a credential by itself.
   cookies.set?.(names.names.csrf, token, names.options(maxAge, false));
   return token;
@@ -51,15 +51,9 @@ export function checkCsrf(
   }
   const expected = cookies.get(names.names.csrf);
   if (expected === undefined || !TOKEN.test(expected)) throw refused('the CSRF cookie is missing');
-  if (typeof submitted !== 'string' || !same(submitted, expected)) {
+  if (typeof submitted !== 'string' || !constantTimeEqual(submitted, expected)) {
     throw refused('the CSRF token is missing or does not match');
   }
-}
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 const refused = (why: string) => new TesseraSsrError(403, 'csrf_failed', `Refused: ${why}`);
