@@ -57,7 +57,13 @@ describe('server-rendered app with @tessera/ssr in headless Chromium', {
     await page.getByLabel('E-mail or phone').fill(IDENTIFIER);
     await page.getByRole('button', { name: 'Send me a code' }).click();
     await page.waitForURL(/\/signin\/code\?challenge_id=/);
-    await page.getByLabel('Code').fill(tessera.lastCode(IDENTIFIER));
+    const code = tessera.lastCode(IDENTIFIER);
+    // A typo keeps the user on the code step, with the same challenge and an error.
+    await page.getByLabel('Code').fill(code === '000000' ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/signin\/code\?challenge_id=.+&error=invalid_code$/);
+    assert.equal(await page.getByTestId('error').textContent(), 'Error: invalid_code');
+    await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${origin}/account`);
     assert.equal(await page.getByTestId('identifier').textContent(), IDENTIFIER);
