@@ -1,7 +1,7 @@
 /**
  * `@tessera/react` — React bindings for `@tessera/client`: `<TesseraProvider>`, `useSession()`,
- * `useUser()`, `useSignIn()`. Safe with server rendering: pass the session the server knows as
- * `initialSession` and the first client render matches the server's HTML.
+ * `useUser()`, `useSignIn()`, `useTesseraClient()`. Safe with server rendering: pass the session
+ * the server knows as `initialSession` and the first client render matches the server's HTML.
  *
  * @packageDocumentation
  */
@@ -12,6 +12,7 @@ export {
   type SignOut,
   useSession,
   useSignIn,
+  useTesseraClient,
   useUser,
 } from './hooks.js';
 export { TesseraProvider, type TesseraProviderProps } from './provider.js';
