@@ -25,6 +25,8 @@ async function edgeBundle<T>(entry: string): Promise<T> {
     globalName: '__entry',
     mainFields: ['module', 'main'],
     conditions: ['tessera-source', 'worker', 'browser'],
+    // Next's own module, imported by readSession inside a Next app only.
+    external: ['next/server'],
     logLevel: 'silent',
   });
   const code = result.outputFiles[0]!.text;
