@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
+import { assertSessionCookies } from '../../../packages/ssr/test/browser-cookies.js';
 import { createApp } from '../src/app.js';
 
 // A real browser (Debian's chromium through playwright-core, never a download) against a real Tessera.
@@ -71,14 +72,7 @@ describe('server-rendered app with @tessera/ssr in headless Chromium', {
   });
 
   test('the session cookies are HttpOnly, Secure, SameSite=Lax and out of reach of scripts', async () => {
-    for (const name of ['__Host-tessera-refresh', '__Host-tessera-access']) {
-      const c = await cookie(name);
-      assert.ok(c, `${name} is stored`);
-      assert.equal(c.httpOnly, true, name);
-      assert.equal(c.secure, true, name);
-      assert.equal(c.sameSite, 'Lax', name);
-      assert.equal(c.path, '/', name);
-    }
+    await assertSessionCookies(context, origin);
     const visible = await page.evaluate(() => document.cookie);
     assert.doesNotMatch(visible, /tessera-refresh|tessera-access/);
     assert.match(visible, /__Host-tessera-csrf=/, 'the CSRF token is readable, by design');

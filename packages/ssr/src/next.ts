@@ -1,3 +1,10 @@
+/**
+ * `@tessera/ssr/next` — Next.js App Router helpers (Next 15 and 16). Runtimes: both of Next's —
+ * Node.js (`proxy.ts`, route handlers, Server Components) and Edge (`middleware.ts`, Next 15's
+ * default; `export const runtime = 'edge'`): Web APIs and Web Crypto only, no `node:` module.
+ *
+ * @packageDocumentation
+ */
 import { cookieJar } from './cookies.js';
 import type { TesseraSession } from './session.js';
 import type { TesseraSsr } from './tessera-ssr.js';
