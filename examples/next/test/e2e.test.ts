@@ -79,7 +79,15 @@ async function prepare(work: string, tarballs: string, major: string): Promise<s
       "import type { NextConfig } from 'next';\n\nconst nextConfig: NextConfig = {};\n\nexport default nextConfig;\n",
     );
   }
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+  const install = [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    '--prefer-offline',
+    '--ignore-scripts',
+    '--loglevel=error',
+  ];
+  await run('npm', install, {
     cwd: dir,
     timeout: 600_000,
   });
@@ -234,13 +242,13 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
     await page.keyboard.press('Tab');
     await page.keyboard.type(identifier);
     await page.keyboard.press('Enter');
-    await page.waitForURL(/\/signin\/code\?challenge_id=/);
+    await page.waitForURL(/\/signin\/code\?next=%2Faccount&challenge_id=/);
     const code = tessera.lastCode(identifier);
 
     // A mistyped code keeps the same challenge: the user stays on the code step.
     await page.getByLabel('Code').fill(code === '000000' ? '111111' : '000000');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/\/signin\/code\?challenge_id=.+&error=invalid_code$/);
+    await page.waitForURL(/\/signin\/code\?next=%2Faccount&challenge_id=.+&error=invalid_code$/);
     assert.equal(await page.getByTestId('error').textContent(), 'Error: invalid_code');
     await checkAccessibility('code with an error');
     await shot('code-error');

@@ -16,9 +16,11 @@ export default function SignIn({ searchParams }: { searchParams: Search }) {
   );
 }
 
-// The form posts to @tessera/ssr's auth route; it answers with a redirect to the code page.
+// The form posts to @tessera/ssr's auth route; it answers with a redirect to the code page, which
+// carries on where the visitor was going (the auth routes follow paths on this site only).
 async function SignInForm({ searchParams }: { searchParams: Search }) {
-  const { error } = await searchParams;
+  const { error, redirect_to: next } = await searchParams;
+  const codePage = `/signin/code?next=${encodeURIComponent(typeof next === 'string' ? next : '/account')}`;
   const csrfToken = csrfTokenOf(tessera, await cookies()) ?? '';
   return (
     <form method="post" action="/auth/otp/start">
@@ -28,7 +30,7 @@ async function SignInForm({ searchParams }: { searchParams: Search }) {
         </p>
       )}
       <input type="hidden" name="csrf_token" value={csrfToken} />
-      <input type="hidden" name="redirect_to" value="/signin/code" />
+      <input type="hidden" name="redirect_to" value={codePage} />
       <input type="hidden" name="error_to" value="/signin" />
       <label>
         E-mail or phone

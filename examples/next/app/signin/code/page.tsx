@@ -22,7 +22,8 @@ export default function EnterCode({ searchParams }: { searchParams: Search }) {
 
 // A wrong code comes back here (error_to) with the same challenge_id and ?error=invalid_code.
 async function CodeForm({ searchParams }: { searchParams: Search }) {
-  const { challenge_id: challengeId, error } = await searchParams;
+  const { challenge_id: challengeId, error, next } = await searchParams;
+  const target = typeof next === 'string' ? next : '/account';
   const csrfToken = csrfTokenOf(tessera, await cookies()) ?? '';
   return (
     <form method="post" action="/auth/otp/complete">
@@ -33,8 +34,8 @@ async function CodeForm({ searchParams }: { searchParams: Search }) {
       )}
       <input type="hidden" name="csrf_token" value={csrfToken} />
       <input type="hidden" name="challenge_id" value={typeof challengeId === 'string' ? challengeId : ''} />
-      <input type="hidden" name="redirect_to" value="/account" />
-      <input type="hidden" name="error_to" value="/signin/code" />
+      <input type="hidden" name="redirect_to" value={target} />
+      <input type="hidden" name="error_to" value={`/signin/code?next=${encodeURIComponent(target)}`} />
       <label>
         Code
         <input name="code" inputMode="numeric" autoComplete="one-time-code" required />
