@@ -127,7 +127,20 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         { err: error, size },
         `a batch of ${what} failed as a whole; retrying them one by one`,
       );
-  const sessions = new SessionRepository(db, { onBatchFailed: batchFailed('refresh grants') });
+  const sessions = new SessionRepository(db, {
+    onBatchFailed: batchFailed('refresh grants'),
+    // A rotation that committed after its grant answered 503: its retry is kept from "reuse".
+    onLateRotation: (count, error) =>
+      error === undefined
+        ? deps.logger.warn(
+            { count },
+            'refresh rotations committed after their answer was lost; their retries are answered within the grace window from now',
+          )
+        : deps.logger.error(
+            { err: error, count },
+            'refresh rotations committed after their answer was lost and could not be re-stamped; a retry of them may be taken for reuse',
+          ),
+  });
   const limiter = new RateLimiter(db, now);
   const revocations = new RevocationList(
     sessions,

@@ -9,6 +9,7 @@ import {
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
+import { observeLate } from '../../db/late-outcome.js';
 import { prepared, together, type Write } from '../../db/prepared.js';
 import type { Database, Session, User } from '../../db/schema.js';
 import { TurnBatch } from '../../db/turn-batch.js';
@@ -491,6 +492,33 @@ const batchedRotation = prepared(
   from rotated`,
 );
 
+/**
+ * PostgreSQL: stamps successors whose rotation committed after the grant had answered 503 with
+ * the time that was learned (see `SessionRepository.#observed`), unless already used.
+ */
+const restampLate = prepared(
+  (_db, ids: string[], ats: number[]) => sql`update refresh_tokens as t
+  set created_at = greatest(t.created_at, l.at)
+  from unnest(${ids}::text[], ${ats}::bigint[]) as l (id, at)
+  where t.id = l.id and t.rotated_at is null`,
+);
+
+/** A successor that a rotation created, with the grant's clock (`now`) when it began. */
+interface Created {
+  id: string;
+  now: number;
+}
+
+/** What the repository reports to the service's log and metrics. */
+export interface SessionRepositoryOptions {
+  onBatchFailed?: (error: unknown, size: number) => void;
+  /**
+   * Rotations that committed after their grant had answered 503 (the answer was lost): `count`
+   * successors re-stamped so the client's retry finds them, or `error` if that failed.
+   */
+  onLateRotation?: (count: number, error?: unknown) => void;
+}
+
 export class SessionRepository {
   /**
    * PostgreSQL: the grants of one turn of the event loop, in one statement (`batchedRotation`); a
@@ -502,19 +530,28 @@ export class SessionRepository {
     onBatchFailed: (error, size) => this.options.onBatchFailed?.(error, size),
     many: async (grants) => {
       const column = <K extends keyof Grant>(key: K) => grants.map((g) => g[key]);
-      const { rows } = await batchedRotation(
-        this.db.kysely,
-        column('oldId'),
-        column('secretHash'),
-        column('projectId'),
-        column('now'),
-        column('successorEnc'),
-        column('rotatedBy'),
-        column('successorId'),
-        column('successorHash'),
-        column('eventId'),
-        column('eventAt'),
-        Date.now(),
+      const sentAt = Date.now();
+      const byId = new Map(grants.map((g) => [g.successorId, g.now]));
+      const created = (rows: readonly unknown[]) =>
+        (rows as Array<{ successor_id: string }>).map((r) => ({
+          id: r.successor_id,
+          now: byId.get(r.successor_id) ?? 0,
+        }));
+      const { rows } = await this.#observed(sentAt, created, () =>
+        batchedRotation(
+          this.db.kysely,
+          column('oldId'),
+          column('secretHash'),
+          column('projectId'),
+          column('now'),
+          column('successorEnc'),
+          column('rotatedBy'),
+          column('successorId'),
+          column('successorHash'),
+          column('eventId'),
+          column('eventAt'),
+          sentAt,
+        ),
       );
       // Rows only: turning a row into its context (parsing the claims) could fail after the
       // commit, which `many` must not (TurnBatch would retry grants that already rotated).
@@ -522,20 +559,25 @@ export class SessionRepository {
       return grants.map((grant) => won.get(grant.successorId));
     },
     alone: async (grant) => {
+      const sentAt = Date.now();
+      const created = (rows: readonly unknown[]) =>
+        rows.length > 0 ? [{ id: grant.successorId, now: grant.now }] : [];
       const [r] = (
-        await currentRotation(
-          this.db.kysely,
-          grant.oldId,
-          grant.secretHash,
-          grant.projectId,
-          grant.now,
-          grant.successorEnc,
-          grant.rotatedBy,
-          grant.successorId,
-          grant.successorHash,
-          grant.eventId,
-          grant.eventAt,
-          Date.now(),
+        await this.#observed(sentAt, created, () =>
+          currentRotation(
+            this.db.kysely,
+            grant.oldId,
+            grant.secretHash,
+            grant.projectId,
+            grant.now,
+            grant.successorEnc,
+            grant.rotatedBy,
+            grant.successorId,
+            grant.successorHash,
+            grant.eventId,
+            grant.eventAt,
+            sentAt,
+          ),
         )
       ).rows;
       return r;
@@ -544,8 +586,34 @@ export class SessionRepository {
 
   constructor(
     private readonly db: Db,
-    private readonly options: { onBatchFailed?: (error: unknown, size: number) => void } = {},
+    private readonly options: SessionRepositoryOptions = {},
   ) {}
+
+  /**
+   * PostgreSQL: runs a rotation statement so that, if it commits only after the grant answered
+   * 503 (a frozen database, a commit waiting for a synchronous standby), the answer lost with
+   * it does not turn the client's retry into "reuse". The connection waits for the late answer
+   * (db/late-outcome.ts); the successors it created, if still unused, are then stamped with the
+   * time it came, so the grace window of the retry runs from when the rotation became known to
+   * have happened, however late that was. A thief on another client gains nothing (the grace
+   * answer goes only to the client that rotated); a rotation answered in time is unchanged.
+   */
+  #observed<T>(sentAt: number, created: (rows: readonly unknown[]) => Created[], run: () => Promise<T>) {
+    return observeLate((rows) => {
+      const list = created(rows);
+      if (list.length === 0) return;
+      const late = Date.now() - sentAt;
+      const report = this.options.onLateRotation;
+      restampLate(
+        this.db.kysely,
+        list.map((c) => c.id),
+        list.map((c) => c.now + late),
+      ).then(
+        () => report?.(list.length),
+        (error: unknown) => report?.(list.length, error),
+      );
+    }, run);
+  }
 
   /** Inserts a session with its first refresh token, atomically. */
   async create(session: Session, token: { id: string; secret_hash: string }): Promise<void> {
@@ -695,9 +763,13 @@ export class SessionRepository {
         successor.expires_at,
         Date.now(),
       ];
-      const { rows } = event
-        ? await rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))
-        : await rotateOnly(this.db.kysely, ...args);
+      const created = (rows: readonly unknown[]) =>
+        (rows[0] as { rotated?: boolean } | undefined)?.rotated === true ? [{ id: successor.id, now }] : [];
+      const { rows } = await this.#observed(args[7], created, () =>
+        event
+          ? rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))
+          : rotateOnly(this.db.kysely, ...args),
+      );
       return rows[0]?.rotated === true;
     }
     return this.db.kysely.transaction().execute(async (trx) => {

@@ -295,7 +295,9 @@ export class SessionService {
       // wait, on another clock): inside too.
       now - Math.max(row?.rotated_at ?? 0, successorRow.created_at) < graceMs
     ) {
-      await this.deps.audit.record({
+      // Not waited for: the grace answer needs no write (a database still struggling after a
+      // stalled commit must not fail the retry it was meant to save). Failures are logged.
+      void this.deps.audit.record({
         projectId: session.project_id,
         userId: session.user_id,
         type: 'refresh.grace',
