@@ -9,7 +9,7 @@ import { type Branding, brandingStyle, loadBranding, NO_BRANDING, toIdentifier }
 import { h } from './dom.js';
 import { type Failure, failureText, toFailure } from './errors.js';
 import { format, LOCALES, type Messages, pickLocale } from './messages/index.js';
-import { availableOffers, offersView } from './offers.js';
+import { availableOffers, type Offers, offersView } from './offers.js';
 import { STYLES } from './styles.js';
 import { codeView, deviceView, identifierView, pinView, type ViewContext } from './views.js';
 
@@ -86,6 +86,7 @@ export class TesseraSignIn extends HTMLElement {
   #identifier = '';
   #country = '';
   #challenge: { id: string; to: string; resendAt: number; channel: string } | undefined;
+  #offers: { offers: Offers; result: SignInResult } | undefined;
   #stepEnd = new AbortController();
   #working = false;
   #result: SignedInDetail | undefined;
@@ -294,6 +295,16 @@ export class TesseraSignIn extends HTMLElement {
         return deviceView(c);
       case 'pin':
         return pinView(c);
+      case 'offers': {
+        const { offers, result } = this.#offers!;
+        return offersView(this.#client!, offers, {
+          t: c.t,
+          act: (trigger, work) => this.#act(trigger, work),
+          fail: (text, input) => this.#setError(text, input),
+          announce: (text) => this.#announce(text),
+          finish: () => void this.#finish(result),
+        });
+      }
       case 'done': {
         const name = this.#branding.name;
         return name ? [h('p', { class: 'text', part: 'text' }, format(this.#t.doneText, { name }))] : [];
@@ -468,16 +479,8 @@ export class TesseraSignIn extends HTMLElement {
     if (result.authMethod === 'OTP' && result.tokensStored && this.getAttribute('offers') !== 'none') {
       const offers = await availableOffers(client, this.#branding.passkeys);
       if (offers.trust || offers.pin || offers.passkey) {
+        this.#offers = { offers, result };
         this.#show('offers');
-        this.#body.append(
-          ...offersView(client, offers, {
-            t: this.#t,
-            act: (trigger, work) => this.#act(trigger, work),
-            fail: (text, input) => this.#setError(text, input),
-            announce: (text) => this.#announce(text),
-            finish: () => void this.#finish(result),
-          }),
-        );
         return;
       }
     }

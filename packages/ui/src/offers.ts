@@ -50,6 +50,8 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
     (target ?? done).focus();
   };
   const completed = (section: HTMLElement, text: string) => {
+    // Done: a later re-render (another language, say) leaves it out.
+    offers[section.dataset.offer as keyof Offers] = false;
     section.querySelector('.row')?.remove();
     section.querySelector('form')?.remove();
     section.append(h('p', { class: 'status', part: 'status' }, `✓ ${text}`));
@@ -73,6 +75,7 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
       h('div', { class: 'row' }, action, skip),
     );
     action.onclick = () => run(section, action);
+    section.dataset.offer = id;
     skip.onclick = () => {
       next(section);
       section.remove();

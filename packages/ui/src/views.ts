@@ -140,8 +140,22 @@ export function pinView(c: ViewContext): Node[] {
     required: true,
     part: 'input pin',
   });
+  // Out of the tab order (the field takes the keyboard); a press leaves the focus in the field.
   const key = (label: string, name: string, press: () => void) =>
-    h('button', { type: 'button', part: 'pin-key', 'aria-label': name, tabindex: -1, onclick: press }, label);
+    h(
+      'button',
+      {
+        type: 'button',
+        part: 'pin-key',
+        'aria-label': name,
+        tabindex: -1,
+        onclick: () => {
+          press();
+          input.focus();
+        },
+      },
+      label,
+    );
   const digit = (d: string) =>
     key(d, format(t.pinKey, { n: d }), () => {
       if (input.value.length < 12) input.value += d;
