@@ -30,7 +30,7 @@ export interface OfferHooks {
   /** Runs an action with the element's busy state and error handling; resolves true on success. */
   act(trigger: HTMLButtonElement, work: () => Promise<void>): Promise<boolean>;
   /** Shows a message (validation) in the element's error region. */
-  fail(text: string, field?: HTMLInputElement): void;
+  fail(text: keyof Messages, field?: HTMLInputElement): void;
   announce(text: string): void;
   finish(): void;
 }
@@ -99,7 +99,7 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
     );
     element.addEventListener('submit', (event) => {
       event.preventDefault();
-      if (pin.value !== again.value) return hooks.fail(t.errPinMismatch, again);
+      if (pin.value !== again.value) return hooks.fail('errPinMismatch', again);
       void hooks
         .act(save, async () => {
           await trust();
