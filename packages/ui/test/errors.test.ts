@@ -3,8 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { type ClientErrorCode, ClientErrorCodes, ErrorCodes } from '@tessera/client';
 import type { Page } from 'playwright-core';
 import { ERROR_TABLE } from '../src/errors.js';
-import { en } from '../src/messages/en.js';
 import { de } from '../src/messages/de.js';
+import { en } from '../src/messages/en.js';
 import { fr } from '../src/messages/fr.js';
 import { skipBrowser, startUiHarness, type UiHarness, waitForStep } from './helpers/browser.js';
 
