@@ -46,7 +46,9 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
   /** Focus moves to the next offer still open, else to Continue. */
   const next = (from: HTMLElement) => {
     const after = sections.slice(sections.indexOf(from) + 1).concat(sections);
-    const target = after.find((s) => s.isConnected && s.querySelector('button'))?.querySelector('button');
+    const target = after
+      .find((s) => s !== from && s.isConnected && s.querySelector('button'))
+      ?.querySelector('button');
     (target ?? done).focus();
   };
   const completed = (section: HTMLElement, text: string) => {

@@ -57,6 +57,10 @@ h1{font-size:1.25rem;text-align:center;margin:0 0 16px}${url.searchParams.get('c
 <body><main><h1>Example app</h1>${body}</main><script type="module" src="/${script}"></script></body></html>`;
 }
 
+/** A project's logo, served by the app's origin (branding.logo_url). */
+const LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32" viewBox="0 0 96 32"><rect width="32" height="32" rx="8" fill="#0a7c5a"/><text x="40" y="22" font-family="sans-serif" font-size="16" fill="#0a7c5a">Acme</text></svg>';
+
 export interface UiHarness {
   server: TestServer;
   /** The page's origin (localhost: passkeys need a domain). */
@@ -113,6 +117,7 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
         },
       );
     } else if (url.pathname === '/axe.js') send('text/javascript', AXE);
+    else if (url.pathname === '/logo.svg') send('image/svg+xml', LOGO);
     else if (url.pathname === '/')
       send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, 'page.js'));
     else if (url.pathname === '/react') {
