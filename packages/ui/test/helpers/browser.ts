@@ -47,7 +47,7 @@ function pageHtml(url: URL, apiKeyId: string, issuer: string, script: string): s
   const dir = url.searchParams.get('dir') === 'rtl' ? ' dir="rtl"' : '';
   const lang = quote(url.searchParams.get('lang') ?? 'en');
   const body = url.searchParams.get('react')
-    ? '<div id="root"></div>'
+    ? `<div id="root" data-issuer="${quote(issuer)}" data-api-key-id="${quote(apiKeyId)}"></div>`
     : `<tessera-sign-in ${list}></tessera-sign-in>`;
   return `<!doctype html><html lang="${lang}"${dir}><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark">
