@@ -199,8 +199,8 @@ export class TesseraSignIn extends HTMLElement {
       this.#setError((t) => t.errNotSetUp);
       return;
     }
-    const issuer = this.getAttribute('issuer');
-    const apiKeyId = this.getAttribute('api-key-id');
+    const issuer = this.getAttribute('issuer') ?? client.issuer;
+    const apiKeyId = this.getAttribute('api-key-id') ?? client.apiKeyId;
     const branding = this.#givenBranding ?? this.#brandingAttribute();
     void Promise.all([
       branding ?? (issuer && apiKeyId ? loadBranding(issuer, apiKeyId) : NO_BRANDING),
