@@ -38,10 +38,14 @@ export interface SignedInDetail {
   idToken: string | null;
 }
 
-/** The `error` event's detail: the stable code (for logs and analytics) and the text shown. */
+/**
+ * The `error` event's detail: the stable code (for logs and analytics), the text shown, and the
+ * client's `detail` (for developers, English, never shown by the element).
+ */
 export interface ErrorDetail {
   code: string;
   message: string;
+  detail: string;
 }
 
 /** The autofill's failures that are shown: those after the user picked a passkey. */
@@ -58,7 +62,8 @@ const event = <T>(name: string, detail: T) =>
  * else the browser's), `theme` (`light`, `dark`; else the system's), `branding` (JSON, instead of
  * reading it from the service), `messages` (JSON overrides of any text), `storage="memory"` (keep
  * no tokens in browser storage), `get-oauth-token="false"` (confirm the user, issue no tokens),
- * `offers="none"` (no offers after a sign-in by code). Events: `step`, `error`, `signed-in`.
+ * `offers="none"` (no offers after a sign-in by code), `autofill="off"` (no passkeys in the field's
+ * autofill). Events: `step`, `error`, `signed-in`.
  *
  * @example
  * ```html
@@ -70,7 +75,15 @@ const event = <T>(name: string, detail: T) =>
  * ```
  */
 export class TesseraSignIn extends HTMLElement {
-  static readonly observedAttributes = ['issuer', 'api-key-id', 'locale', 'branding', 'messages', 'storage'];
+  static readonly observedAttributes = [
+    'issuer',
+    'api-key-id',
+    'locale',
+    'branding',
+    'messages',
+    'storage',
+    'autofill',
+  ];
   readonly #root: ShadowRoot;
   readonly #brand = h('style');
   readonly #card = h('div', { part: 'card', class: 'card' });
@@ -164,7 +177,7 @@ export class TesseraSignIn extends HTMLElement {
 
   attributeChangedCallback(name: string, before: string | null, after: string | null): void {
     if (before === after || !this.isConnected) return;
-    if (name === 'locale' || name === 'messages') this.#show(this.#step, true);
+    if (name === 'locale' || name === 'messages' || name === 'autofill') this.#show(this.#step, true);
     else this.#restart();
   }
 
@@ -420,6 +433,7 @@ export class TesseraSignIn extends HTMLElement {
     if (
       !client ||
       !this.#branding.passkeys ||
+      this.getAttribute('autofill') === 'off' ||
       !(await client.passkeys.browserSupportsAutofill().catch(() => false))
     )
       return;
@@ -465,7 +479,7 @@ export class TesseraSignIn extends HTMLElement {
     const input = this.#body.querySelector('input');
     this.#setError(text, input ?? undefined);
     if (input && (this.#step === 'pin' || failure.code === 'invalid_code')) input.value = '';
-    this.dispatchEvent(event<ErrorDetail>('error', { code: failure.code, message }));
+    this.dispatchEvent(event<ErrorDetail>('error', { code: failure.code, message, detail: failure.detail }));
   }
 
   /** Shows an error (its text in the current language, again after a change of language), or none. */

@@ -80,6 +80,8 @@ export interface Failure {
   entry: ErrorEntry;
   retryAfter: number | undefined;
   attemptsLeft: number | undefined;
+  /** The client's public detail, for developers (never shown). */
+  detail: string;
 }
 
 /** Any thrown value as a failure: an unknown code or a non-SDK error shows the generic message. */
@@ -91,6 +93,7 @@ export function toFailure(error: unknown): Failure {
     entry: ERROR_TABLE[code as ClientErrorCode] ?? { text: 'errGeneric' },
     retryAfter: typeof e.retryAfter === 'number' ? e.retryAfter : undefined,
     attemptsLeft: typeof e.attemptsLeft === 'number' ? e.attemptsLeft : undefined,
+    detail: typeof e.detail === 'string' ? e.detail : String(error),
   };
 }
 

@@ -15,7 +15,7 @@ export interface ViewContext {
   passkey(trigger: HTMLButtonElement): void;
   verifyCode(form: HTMLFormElement, code: string): void;
   resend(trigger: HTMLButtonElement): void;
-  show(step: 'identifier'): void;
+  show(step: 'identifier' | 'pin'): void;
   deviceSignIn(trigger: HTMLButtonElement): void;
   pinSignIn(form: HTMLFormElement, pin: string): void;
 }
@@ -124,6 +124,7 @@ export function deviceView(c: ViewContext): Node[] {
   return [
     h('p', { class: 'text', part: 'text' }, c.t.deviceText),
     go,
+    button(c.t.usePin, 'secondary use-pin', () => c.show('pin')),
     button(c.t.otherWay, 'link other-way', () => c.show('identifier')),
   ];
 }

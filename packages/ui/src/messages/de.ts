@@ -26,6 +26,7 @@ export const de: Messages = {
   deviceText: 'Dieses Gerät ist vertrauenswürdig: Melden Sie sich mit einem Tipp an.',
   deviceSignIn: 'Auf diesem Gerät fortfahren',
   otherWay: 'Anders anmelden',
+  usePin: 'Meine PIN verwenden',
   pinTitle: 'Geben Sie Ihre PIN ein',
   pin: 'PIN',
   pinKey: 'Ziffer {n}',

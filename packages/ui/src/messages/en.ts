@@ -27,6 +27,7 @@ export const en = {
   deviceText: 'This device is trusted: sign in with one tap.',
   deviceSignIn: 'Continue on this device',
   otherWay: 'Sign in another way',
+  usePin: 'Use my PIN',
   pinTitle: 'Enter your PIN',
   pin: 'PIN',
   pinKey: 'Digit {n}',

@@ -26,6 +26,7 @@ export const fr: Messages = {
   deviceText: 'Cet appareil est de confiance : connectez-vous d’un geste.',
   deviceSignIn: 'Continuer sur cet appareil',
   otherWay: 'Se connecter autrement',
+  usePin: 'Utiliser mon code PIN',
   pinTitle: 'Saisissez votre code PIN',
   pin: 'Code PIN',
   pinKey: 'Chiffre {n}',
