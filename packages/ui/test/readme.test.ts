@@ -4,10 +4,9 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { freePort, startServer, type TestServer } from '../../server/test/helpers/harness.js';
-import { CHROMIUM, skipBrowser, waitForStep } from './helpers/browser.js';
+import { bundle, CHROMIUM, skipBrowser, waitForStep } from './helpers/browser.js';
 
 // packages/ui/README.md's snippets, run as written (placeholders → this test's server) in Chromium:
 // the element with its signed-in listener, the theming CSS, the messages override, and React's
@@ -32,22 +31,12 @@ describe('packages/ui/README.md snippets', { skip: skipBrowser }, () => {
   const files = new Map<string, { type: string; body: string }>();
   const substitute = (code: string) =>
     code.replaceAll('https://auth.example.com', tessera.url).replaceAll('pk_…', apiKeyId);
-  const bundle = async (name: string, code: string, jsx = false) => {
+  /** Bundles a snippet as an app would (written beside the fixtures, to resolve the workspace). */
+  const bundleSnippet = async (name: string, code: string, jsx = false) => {
     const file = join(ROOT, 'packages/ui/test/fixtures', `.readme-${name}.${jsx ? 'tsx' : 'ts'}`);
     writeFileSync(file, code);
     try {
-      const result = await build({
-        entryPoints: [file],
-        bundle: true,
-        format: 'esm',
-        platform: 'browser',
-        jsx: 'automatic',
-        conditions: ['tessera-source'],
-        define: { 'process.env.NODE_ENV': '"production"' },
-        write: false,
-        logLevel: 'silent',
-      });
-      return result.outputFiles[0]!.text;
+      return await bundle(file, jsx);
     } finally {
       rmSync(file);
     }
@@ -98,7 +87,7 @@ describe('packages/ui/README.md snippets', { skip: skipBrowser }, () => {
     const element = substitute(snippet(README, 'element'));
     const [markup, script] = element.split('<script type="module">');
     const code = `${script!.replace('</script>', '')}\n{\n${snippet(README, 'messages')}}`;
-    files.set('/element.js', { type: 'text/javascript', body: await bundle('element', code) });
+    files.set('/element.js', { type: 'text/javascript', body: await bundleSnippet('element', code) });
     files.set('/', {
       type: 'text/html; charset=utf-8',
       body: page(
@@ -129,7 +118,7 @@ describe('packages/ui/README.md snippets', { skip: skipBrowser }, () => {
   test('react: <SignIn/> in French, the offers, then <UserButton/>', async () => {
     files.set('/react.js', {
       type: 'text/javascript',
-      body: await bundle('react', substitute(snippet(README, 'react')), true),
+      body: await bundleSnippet('react', substitute(snippet(README, 'react')), true),
     });
     files.set('/react', {
       type: 'text/html; charset=utf-8',

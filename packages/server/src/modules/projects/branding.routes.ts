@@ -51,6 +51,11 @@ export interface SmsReach {
 }
 
 let everyCountry: ReadonlyArray<{ country: string; calling_code: string }> | undefined;
+/** Every country with its calling code, computed once (about 245 entries). */
+const allCountries = () => {
+  everyCountry ??= phoneNumbers().getCountries().map(withCallingCode);
+  return everyCountry;
+};
 const withCallingCode = (country: string) => ({
   country,
   calling_code: phoneNumbers().getCountryCallingCode(country as never) as string,
@@ -60,9 +65,7 @@ const withCallingCode = (country: string) => ({
 export function signInBranding(project: Project, sms: SmsReach) {
   const branding: ProjectBranding = project.branding ?? {};
   const allowed = sms.enabled ? (project.sms_countries ?? sms.defaults) : [];
-  const countries = allowed.includes(EVERY_COUNTRY)
-    ? (everyCountry ??= phoneNumbers().getCountries().map(withCallingCode))
-    : allowed.map(withCallingCode);
+  const countries = allowed.includes(EVERY_COUNTRY) ? allCountries() : allowed.map(withCallingCode);
   return {
     name: branding.display_name ?? project.name,
     logo_url: branding.logo_url ?? null,
