@@ -26,7 +26,7 @@ import { RELAXED_LIMITS, startServer, type TestServer } from '../../packages/ser
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'sqlite', 'server', 'verify', 'client', 'ssr', 'react'];
+const PACKAGES = ['core', 'sqlite', 'server', 'verify', 'client', 'ssr', 'react', 'ui'];
 const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 // Child processes run what a user runs: no tsx, no tessera-source condition.
 const CHILD_ENV = { ...process.env, NODE_OPTIONS: '' };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
+import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { problemErrorHandler } from '../plugins/error-handler.js';
@@ -27,5 +28,6 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));
     await scope.register(webhooksRoutes({ webhooks: ctx.webhooks }));
+    await scope.register(brandingIntegratorRoutes({ projects: ctx.projects }));
   };
 }
