@@ -13,6 +13,8 @@ import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
 import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
 import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
+import { ClientsRepository } from './modules/clients/clients.repository.js';
+import { ClientsService } from './modules/clients/clients.service.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -101,6 +103,8 @@ export interface AppContext {
   claims: ClaimsService;
   usersService: UsersService;
   webhooks: WebhooksService;
+  /** OAuth clients of the projects (issue 31). */
+  clients: ClientsService;
   metrics: Metrics;
   /** The clock every service uses (injected in tests). */
   now: () => number;
@@ -265,6 +269,14 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
+  const clients = new ClientsService(
+    new ClientsRepository(db.kysely),
+    {
+      revokeClientSessions: async (clientId, reason) =>
+        session.ended(await sessions.revokeClientSessions(clientId, reason, now())),
+    },
+    now,
+  );
   return {
     config,
     db,
@@ -295,6 +307,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     claims,
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
+    clients,
     metrics,
     now,
     hooks: {

@@ -139,6 +139,9 @@ export class SessionService {
         last_refreshed_at: null,
         revoked_at: null,
         revoked_reason: null,
+        client_id: null,
+        scope: null,
+        resource: null,
       },
       refresh: { id: refresh.id, secret_hash: sha256(refresh.secret), token: refresh.token },
     };
