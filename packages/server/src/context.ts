@@ -8,6 +8,8 @@ import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys, rotateKeys } from './keys/rotation.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import type { AuditEvents } from './modules/audit/events.js';
+import { AuthorizeRepository } from './modules/authorize/authorize.repository.js';
+import { AuthorizeService } from './modules/authorize/authorize.service.js';
 import { BiometricService } from './modules/biometric/biometric.service.js';
 import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
 import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
@@ -105,6 +107,9 @@ export interface AppContext {
   webhooks: WebhooksService;
   /** OAuth clients of the projects (issue 31). */
   clients: ClientsService;
+  /** The authorization code flow and the hosted pages' sessions (issue 31). */
+  authorize: AuthorizeService;
+  authorizeRepository: AuthorizeRepository;
   metrics: Metrics;
   /** The clock every service uses (injected in tests). */
   now: () => number;
@@ -277,6 +282,22 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     },
     now,
   );
+  const authorizeRepository = new AuthorizeRepository(db.kysely);
+  const authorize = new AuthorizeService({
+    config,
+    repository: authorizeRepository,
+    clients,
+    projects,
+    sessions,
+    users,
+    claims,
+    minter: tokens,
+    revoke: async (ids, reason) => {
+      for (const id of ids) if (await sessions.revoke(id, reason, now())) session.ended([id]);
+    },
+    csrfKey: masterKey.derive('oauth-csrf'),
+    now,
+  });
   return {
     config,
     db,
@@ -308,6 +329,8 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
     clients,
+    authorize,
+    authorizeRepository,
     metrics,
     now,
     hooks: {
@@ -333,6 +356,7 @@ export async function runHousekeeping(ctx: AppContext, now: number): Promise<voi
   if (config.auditRetentionDays > 0) await ctx.audit.prune(now - config.auditRetentionDays * day);
   await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
   await ctx.webhooks.prune(now - 30 * day);
+  await ctx.authorizeRepository.prune(now);
   const period = config.keys.rotationPeriod * 1000;
   if (period > 0) {
     const keys = ctx.keys.list();
