@@ -40,6 +40,20 @@ export interface HostedRoutesDeps {
 
 type Form = Record<string, string | undefined>;
 
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+/** What the hosted endpoints answer: redirects, and pages (errors too) in HTML. */
+const HTML_RESPONSES = {
+  200: html('A page: the form_post answer, or the signed-out notice'),
+  303: {
+    description: 'To the hosted sign-in or consent page, or to the client’s redirect URI with the answer',
+  },
+  '4XX': html('Tessera’s error page (never a redirect to an untrusted URI)'),
+  '5XX': html('Tessera’s error page'),
+};
+
 const field = (form: Form | undefined, name: string): string => {
   const value = form?.[name];
   return typeof value === 'string' ? value : '';
@@ -179,6 +193,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       summary:
         'Authorization endpoint: authorization code with PKCE S256 (RFC 6749, RFC 7636, OpenID Connect)',
       tags: ['oauth'],
+      response: HTML_RESPONSES,
     };
     app.get('/oauth/authorize', { schema: { ...authorizeDoc, operationId: 'authorize' } }, authorizeHandler);
     app.post(
@@ -359,7 +374,11 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
         .header('cache-control', 'no-store')
         .redirect(withParams(target, state ? { state } : {}), 303);
     };
-    const logoutDoc = { summary: 'RP-initiated logout (OpenID RP-Initiated Logout 1.0)', tags: ['oauth'] };
+    const logoutDoc = {
+      summary: 'RP-initiated logout (OpenID RP-Initiated Logout 1.0)',
+      tags: ['oauth'],
+      response: HTML_RESPONSES,
+    };
     app.get('/oauth/logout', { schema: { ...logoutDoc, operationId: 'endSession' } }, logout);
     app.post('/oauth/logout', { schema: { ...logoutDoc, operationId: 'endSessionPost' } }, logout);
   };
