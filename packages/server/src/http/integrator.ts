@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
-import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
+import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';

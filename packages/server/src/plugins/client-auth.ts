@@ -1,9 +1,9 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError, TesseraError } from '../errors.js';
-import { originAllowed, type Project } from '../modules/projects/project.js';
-import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
 import type { OAuthClient } from '../modules/clients/client.js';
 import { type ClientsService, isClientId } from '../modules/clients/clients.service.js';
+import { originAllowed, type Project } from '../modules/projects/project.js';
+import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
 import { apiKeyIdOf } from './request-context.js';
 
 declare module 'fastify' {

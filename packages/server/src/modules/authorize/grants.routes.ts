@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { NoContent, security } from '../../http/openapi.js';
 import { notFound } from '../../errors.js';
+import { NoContent, security } from '../../http/openapi.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { AuthorizeRepository } from './authorize.repository.js';
 

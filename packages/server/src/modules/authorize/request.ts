@@ -1,5 +1,5 @@
-import { SUPPORTED_SCOPES } from '../clients/client.js';
 import type { OAuthClient } from '../clients/client.js';
+import { SUPPORTED_SCOPES } from '../clients/client.js';
 import { matchRedirectUri } from '../clients/redirect-uri.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1, RFC 7636, RFC 8707). */

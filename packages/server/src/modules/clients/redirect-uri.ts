@@ -11,7 +11,8 @@ const MAX_URI = 2000;
 /** Why a URI cannot be registered, or undefined when it can. `kind` names it in the message. */
 export function redirectUriProblem(uri: string, kind = 'redirect URI'): string | undefined {
   if (uri.length > MAX_URI) return `a ${kind} is at most ${MAX_URI} characters`;
-  if (/[\s\u0000-\u001f\u007f]/.test(uri)) return `a ${kind} has no spaces or control characters`;
+  if (/\s/.test(uri) || [...uri].some((c) => c < ' ' || c === '\u007f'))
+    return `a ${kind} has no spaces or control characters`;
   let url: URL;
   try {
     url = new URL(uri);

@@ -15,7 +15,7 @@ export function idTokenHint(
   if (token.length > 8192) return undefined;
   const decoded = decodeJwt(token);
   const kid = decoded?.header.kid;
-  if (!decoded || decoded.header.alg !== 'ES256' || typeof kid !== 'string') return undefined;
+  if (decoded?.header.alg !== 'ES256' || typeof kid !== 'string') return undefined;
   const key = keys.get(kid);
   if (!key || !verifyEs256(decoded, key.publicKey)) return undefined;
   const claims = decoded.payload as Record<string, unknown>;
