@@ -245,6 +245,8 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
             { ...fields, challenge_id: started.challenge_id, to: identifier },
             identifier,
           ),
+          // The code form's answer redirects to the client: CSP form-action covers redirects.
+          formTarget(pending.request.params.redirect_uri),
         );
       } catch (error) {
         if (!(error instanceof TesseraError) || error.statusCode >= 500) throw error;
@@ -280,7 +282,12 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
         if (!(error instanceof TesseraError) || error.statusCode >= 500) throw error;
         const fields = { ...formFields(pending.request.id, binding!), challenge_id: challengeId, to };
         const brand = { project: pending.project.name, client: pending.client.name };
-        return page(reply, error.statusCode, codePage(locale, brand, fields, to, error.message));
+        return page(
+          reply,
+          error.statusCode,
+          codePage(locale, brand, fields, to, error.message),
+          formTarget(pending.request.params.redirect_uri),
+        );
       }
       return afterSignIn(request, reply, pending, sessionId, locale);
     });
@@ -328,6 +335,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
           new URL(params.redirect_uri).host || new URL(params.redirect_uri).protocol,
           params.scopes,
         ),
+        formTarget(params.redirect_uri),
       );
     });
 
