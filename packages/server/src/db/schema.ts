@@ -19,6 +19,8 @@ export interface ProjectTable {
   sms_countries: string | null;
   /** JSON of the project's message templates (modules/otp/delivery/templates); null: built-in texts. */
   message_templates: string | null;
+  /** JSON of the project's sign-in branding (modules/projects/branding.ts); null: none. */
+  branding: string | null;
   created_at: number;
   secret_rotated_at: number | null;
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
+import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';
@@ -35,5 +36,6 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         clientsRoutes({ clients: ctx.clients, project: async (request) => request.project! }),
       );
     });
+    await scope.register(brandingIntegratorRoutes({ projects: ctx.projects }));
   };
 }
