@@ -334,8 +334,8 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     metrics,
     now,
     hooks: {
-      project: requireProject(projects),
-      bearer: requireBearer(verify, projects, users),
+      project: requireProject(projects, new URL(config.issuer).origin),
+      bearer: requireBearer(verify, projects, users, new URL(config.issuer).origin),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },

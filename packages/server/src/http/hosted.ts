@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
+import { signInBundle } from '../modules/hosted/assets.js';
 import { hostedRoutes } from '../modules/hosted/hosted.routes.js';
 
 /**
@@ -24,6 +25,7 @@ export function hostedFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
         ipLimit: ctx.hooks.ipLimit('oauth'),
         secure: ctx.config.issuer.startsWith('https://'),
+        signInBundle: signInBundle(),
       }),
     );
   };

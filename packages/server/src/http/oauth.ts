@@ -34,7 +34,7 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
           hooks: {
             ipLimit: ctx.hooks.ipLimit,
             bearer: ctx.hooks.bearer,
-            client: requireClient(ctx.projects, 'public', ctx.clients),
+            client: requireClient(ctx.projects, 'public', ctx.clients, new URL(ctx.config.issuer).origin),
           },
         }),
       );

@@ -74,10 +74,10 @@ async function namedClient(
   return project;
 }
 
-/** Step 3: a browser's Origin must be one of the client's origins. */
-function checkOrigin(request: FastifyRequest, client: Project): void {
+/** Step 3: a browser's Origin must be one of the client's origins (or the hosted pages'). */
+function checkOrigin(request: FastifyRequest, client: Project, hostedOrigin?: string): void {
   const origin = request.headers.origin;
-  if (origin && !originAllowed(client, origin)) {
+  if (origin && !originAllowed(client, origin, hostedOrigin)) {
     throw new OAuthError(
       403,
       'invalid_client',
@@ -149,11 +149,12 @@ export async function authenticateClient(
   projects: ProjectsService,
   request: FastifyRequest,
   kind: ClientKind,
+  hostedOrigin?: string,
 ): Promise<Project> {
   const authenticated = await checkCredentials(projects, request, kind);
   if (kind === 'confidential') return authenticated!;
   const client = await namedClient(projects, request, authenticated);
-  checkOrigin(request, client);
+  checkOrigin(request, client, hostedOrigin);
   return client;
 }
 
@@ -162,6 +163,7 @@ export function requireClient(
   projects: ProjectsService,
   kind: ClientKind,
   clients?: ClientsService,
+  hostedOrigin?: string,
 ): preHandlerAsyncHookHandler {
   return async (request) => {
     const registered =
@@ -171,6 +173,6 @@ export function requireClient(
       request.oauthClient = registered.client;
       return;
     }
-    request.client = await authenticateClient(projects, request, kind);
+    request.client = await authenticateClient(projects, request, kind, hostedOrigin);
   };
 }

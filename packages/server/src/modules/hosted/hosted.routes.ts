@@ -11,6 +11,7 @@ import { acceptedLanguages } from '../otp/delivery/templates/locale.js';
 import type { OtpService } from '../otp/otp.service.js';
 import type { Project } from '../projects/project.js';
 import type { VerifyService } from '../verify/verify.service.js';
+import { HOSTED_JS } from './assets.js';
 import { BINDING_COOKIE, hostedCookieName, readCookies, setCookie } from './cookies.js';
 import { idTokenHint } from './id-token-hint.js';
 import { chooseLocale, type Locale, messages } from './messages.js';
@@ -36,6 +37,8 @@ export interface HostedRoutesDeps {
   revokeClientSession(sessionId: string, clientId: string): Promise<void>;
   ipLimit: onRequestAsyncHookHandler;
   secure: boolean;
+  /** The `<tessera-sign-in>` browser bundle, when built (see assets.ts). */
+  signInBundle?: string;
 }
 
 type Form = Record<string, string | undefined>;
@@ -92,8 +95,8 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
   const { authorize, otp, verify } = deps;
   const cookieOptions = deps.secure;
 
-  const page = (reply: FastifyReply, status: number, html: string, target?: string) =>
-    reply.code(status).headers(pageHeaders(target)).send(html);
+  const page = (reply: FastifyReply, status: number, html: string, target?: string, element = false) =>
+    reply.code(status).headers(pageHeaders(target, element)).send(html);
 
   /** Sends the browser where the service decided. */
   const respond = (request: FastifyRequest, reply: FastifyReply, outcome: Outcome, locale: Locale) => {
@@ -165,6 +168,19 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
     app.get('/oauth/assets/hosted.css', { schema: { hide: true } }, async (_request, reply) =>
       reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(HOSTED_CSS),
     );
+    if (deps.signInBundle) {
+      const bundle = deps.signInBundle;
+      for (const [path, body] of [
+        ['/oauth/assets/sign-in.js', bundle],
+        ['/oauth/assets/hosted.js', HOSTED_JS],
+      ] as const)
+        app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+          reply
+            .type('text/javascript; charset=utf-8')
+            .header('cache-control', 'public, max-age=300')
+            .send(body),
+        );
+    }
     app.get('/oauth/assets/form-post.js', { schema: { hide: true } }, async (_request, reply) =>
       reply
         .type('text/javascript; charset=utf-8')
@@ -216,7 +232,12 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
           { project: pending.project.name, client: pending.client.name },
           formFields(pending.request.id, binding!),
           params.login_hint,
+          undefined,
+          deps.signInBundle ? { issuer: authorize.issuer, apiKeyId: pending.project.api_key_id } : undefined,
         ),
+        // The element's hand-over redirects to the client.
+        formTarget(params.redirect_uri),
+        deps.signInBundle !== undefined,
       );
     });
 

@@ -12,11 +12,13 @@ export const esc = (value: string): string =>
  * style, never framed (clickjacking), forms only to Tessera itself (and, for a form_post answer,
  * to the client's redirect URI's origin).
  */
-export function contentSecurityPolicy(formTarget?: string): string {
+export function contentSecurityPolicy(formTarget?: string, element = false): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
-    "style-src 'self'",
+    // <tessera-sign-in> styles its shadow root with <style> elements: the one inline allowance,
+    // for styles only, and only on the page that renders it. Scripts stay same-origin files.
+    element ? "style-src 'self' 'unsafe-inline'" : "style-src 'self'",
     "img-src 'self'",
     "connect-src 'self'",
     `form-action 'self'${formTarget ? ` ${formTarget}` : ''}`,
@@ -26,10 +28,10 @@ export function contentSecurityPolicy(formTarget?: string): string {
 }
 
 /** Headers every hosted page carries. */
-export function pageHeaders(formTarget?: string): Record<string, string> {
+export function pageHeaders(formTarget?: string, element = false): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': contentSecurityPolicy(formTarget),
+    'content-security-policy': contentSecurityPolicy(formTarget, element),
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
@@ -43,7 +45,7 @@ export interface Branding {
   client: string;
 }
 
-function shell(locale: Locale, title: string, body: string, script?: string): string {
+function shell(locale: Locale, title: string, body: string, script?: string, modules: string[] = []): string {
   return `<!doctype html>
 <html lang="${locale}">
 <head>
@@ -53,6 +55,7 @@ function shell(locale: Locale, title: string, body: string, script?: string): st
 <title>${esc(title)}</title>
 <link rel="stylesheet" href="/oauth/assets/hosted.css">
 ${script ? `<script src="${script}" defer></script>` : ''}
+${modules.map((src) => `<script type="module" src="${src}"></script>`).join('\n')}
 </head>
 <body>
 <main>
@@ -67,27 +70,52 @@ const hidden = (fields: Record<string, string>) =>
     .map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`)
     .join('\n');
 
-/** The identifier step. */
+/** What the page needs to render `<tessera-sign-in>` in place of its form (when the bundle is built). */
+export interface ElementMount {
+  issuer: string;
+  apiKeyId: string;
+}
+
+/**
+ * The identifier step. With `element`, the page's script replaces the form with
+ * `<tessera-sign-in>` (code, passkey, trusted device, PIN) and hands its result over; without
+ * JavaScript the form signs in by code.
+ */
 export function identifierPage(
   locale: Locale,
   brand: Branding,
   form: Record<string, string>,
   loginHint: string | undefined,
   error?: string,
+  element?: ElementMount,
 ): string {
   const t = messages(locale);
+  const mount = element
+    ? ` data-issuer="${esc(element.issuer)}" data-api-key-id="${esc(element.apiKeyId)}" data-locale="${locale}"`
+    : '';
+  const handover = element
+    ? `<form id="handover" method="post" action="/oauth/authorize/continue" hidden>
+${hidden({ request_id: form.request_id ?? '', csrf: form.csrf ?? '' })}
+<input type="hidden" name="access_token" value="">
+</form>`
+    : '';
   return shell(
     locale,
     fill(t.signInTo, { client: brand.client }),
     `<h1>${esc(fill(t.signInTo, { client: brand.client }))}</h1>
 <p class="via">${esc(fill(t.via, { project: brand.project }))}</p>
+<div id="tessera-sign-in"${mount}>
 <form method="post" action="/oauth/sign-in/start">
 ${hidden(form)}
 <label for="identifier">${esc(t.identifier)}</label>
 <input id="identifier" name="identifier" type="text" inputmode="email" autocomplete="username" required maxlength="320" value="${esc(loginHint ?? '')}"${error ? ' aria-describedby="error" aria-invalid="true"' : ''} autofocus>
 ${error ? `<p id="error" role="alert" class="error">${esc(error)}</p>` : ''}
 <button type="submit">${esc(t.sendCode)}</button>
-</form>`,
+</form>
+</div>
+${handover}`,
+    undefined,
+    element ? ['/oauth/assets/sign-in.js', '/oauth/assets/hosted.js'] : [],
   );
 }
 

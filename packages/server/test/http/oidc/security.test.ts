@@ -233,7 +233,14 @@ eachDialect('OpenID Provider security (issue 31)', (dialect) => {
       const csp = page.headers.get('content-security-policy')!;
       assert.match(csp, /frame-ancestors 'none'/);
       assert.match(csp, /default-src 'none'/);
-      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
+      // Scripts: same-origin files only. The one inline allowance is styles, for the element's
+      // shadow root, on the page that renders it.
+      assert.match(csp, /script-src 'self'(;|$)/);
+      assert.doesNotMatch(csp, /unsafe-eval|\*/);
+      // Only forms may go elsewhere: to the client's redirect URI (its answer redirects there).
+      assert.doesNotMatch(csp.replace(/form-action [^;]*/, ''), /https?:/);
+      assert.match(csp, /form-action 'self'( https:\/\/rp\.example)?(;|$)/);
+      assert.doesNotMatch(csp.replace(/style-src [^;]*/, ''), /unsafe-inline/);
       assert.equal(page.headers.get('x-frame-options'), 'DENY');
       assert.doesNotMatch(page.text, /(src|href)="(https?:)?\/\//);
       assert.doesNotMatch(page.text, /<script>|style="/);
