@@ -29,6 +29,8 @@ import { registerClient } from '../../packages/server/test/helpers/oidc.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const ARTEFACTS = join(ROOT, 'test-artifacts', 'oidc');
+const PYTHON = '/usr/bin/python3';
+const authlib = spawnSync(PYTHON, ['-c', 'import authlib, requests']).status === 0;
 
 /** docs/OIDC.md's marked snippets, by name. */
 function snippets(): Map<string, string> {
@@ -124,10 +126,11 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
   });
 
   /** Runs a snippet as its own process; `onLine` sees each line it prints. */
-  function run(name: string, source: string, onLine: (line: string) => void = () => {}) {
-    const file = join(work, `${name}.mts`);
+  function run(name: string, source: string, onLine: (line: string) => void = () => {}, python = false) {
+    const file = join(work, python ? `${name}.py` : `${name}.mts`);
     writeFileSync(file, source);
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const [command, args] = python ? [PYTHON, [file]] : [process.execPath, ['--import', 'tsx', file]];
+    const child = spawn(command, args, {
       cwd: work,
       env: { ...process.env, NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -204,6 +207,41 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
     await page.close();
   });
 
+  /**
+   * A client that prints `Open <url>`, takes the code on a loopback port, and prints its result as
+   * JSON: the browser signs in at the URL; the result is returned.
+   */
+  async function loopbackClient(name: string, source: string, email: string, python = false) {
+    let open: (url: string) => void = () => {};
+    const opened = new Promise<string>((resolve) => {
+      open = resolve;
+    });
+    let printed: (line: string) => void = () => {};
+    const done = new Promise<string>((resolve) => {
+      printed = resolve;
+    });
+    const proc = run(
+      name,
+      source,
+      (line) => {
+        if (line.startsWith('Open ')) open(line.slice(5));
+        else if (line.startsWith('{')) printed(line);
+      },
+      python,
+    );
+    const failed = proc.exited.then((status) =>
+      Promise.reject(new Error(`${name} exited ${status}: ${proc.errors()}`)),
+    );
+    const url = await Promise.race([opened, failed]);
+    const page = await browser.newPage();
+    await page.goto(url);
+    await signInOnHostedPage(page, server, email, name, /127\.0\.0\.1:\d+\/callback\?/);
+    const answer = JSON.parse(await Promise.race([done, failed]));
+    assert.equal(await proc.exited, 0, proc.errors());
+    await page.close();
+    return answer;
+  }
+
   test('oauth4webapi: a public client on a loopback port signs in, refreshes and revokes', {
     timeout: 120_000,
   }, async () => {
@@ -213,38 +251,33 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
       token_endpoint_auth_method: 'none',
       first_party: true,
     });
-    let open: (url: string) => void;
-    const opened = new Promise<string>((resolve) => {
-      open = resolve;
-    });
-    let printed: (line: string) => void;
-    const done = new Promise<string>((resolve) => {
-      printed = resolve;
-    });
-    const proc = run(
-      'oauth4webapi',
-      substitute(code.get('oidc-oauth4webapi')!, { issuer: server.url, clientId: client.client_id }),
-      (line) => {
-        if (line.startsWith('Open ')) open(line.slice(5));
-        else if (line.startsWith('{')) printed(line);
-      },
-    );
-    const url = await Promise.race([
-      opened,
-      proc.exited.then((s) => Promise.reject(new Error(`exited ${s}: ${proc.errors()}`))),
-    ]);
-    const page = await browser.newPage();
-    await page.goto(url);
     const email = 'oauth4webapi@example.com';
-    await signInOnHostedPage(page, server, email, 'oauth4webapi', /127\.0\.0\.1:\d+\/callback\?/);
-    const line = await Promise.race([
-      done,
-      proc.exited.then((s) => Promise.reject(new Error(`exited ${s}: ${proc.errors()}`))),
-    ]);
-    const answer = JSON.parse(line);
+    const source = substitute(code.get('oidc-oauth4webapi')!, {
+      issuer: server.url,
+      clientId: client.client_id,
+    });
+    const answer = await loopbackClient('oauth4webapi', source, email);
     assert.equal(answer.signedIn, email);
     assert.equal(answer.refreshed, server.config.accessTokenTtl);
-    assert.equal(await proc.exited, 0, proc.errors());
-    await page.close();
+  });
+
+  test('Authlib (Python): client_secret_post, ID token verified against the JWKS, userinfo, refresh, revocation', {
+    timeout: 120_000,
+    skip: !authlib && 'needs /usr/bin/python3 with python3-authlib and python3-requests (Debian)',
+  }, async () => {
+    const client = await registerClient(server, {
+      client_name: 'Authlib app',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      token_endpoint_auth_method: 'client_secret_post',
+      first_party: true,
+    });
+    const email = 'authlib@example.com';
+    const source = substitute(code.get('oidc-authlib')!, {
+      issuer: server.url,
+      clientId: client.client_id,
+      secret: client.client_secret!,
+    });
+    const answer = await loopbackClient('authlib-app', source, email, true);
+    assert.deepEqual(answer, { signedIn: email, amr: ['otp'], refreshed: server.config.accessTokenTtl });
   });
 });
