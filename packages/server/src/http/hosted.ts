@@ -16,6 +16,7 @@ export function hostedFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       hostedRoutes({
         authorize: ctx.authorize,
         clients: ctx.clients,
+        projects: ctx.projects,
         otp: ctx.otp,
         verify: ctx.verify,
         keys: ctx.keys,

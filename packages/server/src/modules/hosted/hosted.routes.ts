@@ -16,6 +16,8 @@ import { BINDING_COOKIE, hostedCookieName, readCookies, setCookie } from './cook
 import { idTokenHint } from './id-token-hint.js';
 import { chooseLocale, type Locale, messages } from './messages.js';
 import {
+  type Branding,
+  brandCss,
   codePage,
   consentPage,
   errorPage,
@@ -37,11 +39,25 @@ export interface HostedRoutesDeps {
   revokeClientSession(sessionId: string, clientId: string): Promise<void>;
   ipLimit: onRequestAsyncHookHandler;
   secure: boolean;
+  projects: { byApiKeyId(apiKeyId: string): Promise<Project | undefined> };
   /** The `<tessera-sign-in>` browser bundle, when built (see assets.ts). */
   signInBundle?: string;
 }
 
 type Form = Record<string, string | undefined>;
+
+/** What the pages show of a project: its branding's display name and colours (migration 017). */
+const brandOf = (project: Project, client: string): Branding => ({
+  project: project.branding?.display_name ?? project.name,
+  client,
+  ...(project.branding?.primary_color || project.branding?.primary_color_dark
+    ? { css: `/oauth/assets/brand/${encodeURIComponent(project.api_key_id)}.css?v=${brandVersion(project)}` }
+    : {}),
+});
+
+/** Changes when the colours do, so a cached stylesheet is not reused for new colours. */
+const brandVersion = (project: Project) =>
+  `${project.branding?.primary_color ?? ''}${project.branding?.primary_color_dark ?? ''}`.replace(/#/g, '');
 
 const html = (description: string) => ({
   description,
@@ -181,6 +197,16 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
             .send(body),
         );
     }
+    // The project's button colours (#rrggbb, checked when set): a stylesheet, not inline styles.
+    app.get('/oauth/assets/brand/:file', { schema: { hide: true } }, async (request, reply) => {
+      const file = (request.params as { file: string }).file;
+      const project = file.endsWith('.css') ? await deps.projects.byApiKeyId(file.slice(0, -4)) : undefined;
+      if (!project) return reply.code(404).type('text/css; charset=utf-8').send('');
+      return reply
+        .type('text/css; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        .send(brandCss(project.branding?.primary_color, project.branding?.primary_color_dark));
+    });
     app.get('/oauth/assets/form-post.js', { schema: { hide: true } }, async (_request, reply) =>
       reply
         .type('text/javascript; charset=utf-8')
@@ -229,7 +255,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
         200,
         identifierPage(
           locale,
-          { project: pending.project.name, client: pending.client.name },
+          brandOf(pending.project, pending.client.name),
           formFields(pending.request.id, binding!),
           params.login_hint,
           undefined,
@@ -246,7 +272,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       const binding = cookiesOf(request)[BINDING_COOKIE];
       const pending = await authorize.pending(field(body, 'request_id'), binding, field(body, 'csrf'));
       const locale = localeOf(request, pending.request.params.ui_locales);
-      const brand = { project: pending.project.name, client: pending.client.name };
+      const brand = brandOf(pending.project, pending.client.name);
       const fields = formFields(pending.request.id, binding!);
       const identifier = field(body, 'identifier').trim().slice(0, 320);
       try {
@@ -302,7 +328,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       } catch (error) {
         if (!(error instanceof TesseraError) || error.statusCode >= 500) throw error;
         const fields = { ...formFields(pending.request.id, binding!), challenge_id: challengeId, to };
-        const brand = { project: pending.project.name, client: pending.client.name };
+        const brand = brandOf(pending.project, pending.client.name);
         return page(
           reply,
           error.statusCode,
@@ -351,7 +377,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
         200,
         consentPage(
           localeOf(request, params.ui_locales),
-          { project: pending.project.name, client: pending.client.name },
+          brandOf(pending.project, pending.client.name),
           formFields(pending.request.id, binding!),
           new URL(params.redirect_uri).host || new URL(params.redirect_uri).protocol,
           params.scopes,

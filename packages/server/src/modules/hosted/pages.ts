@@ -43,9 +43,25 @@ export function pageHeaders(formTarget?: string, element = false): Record<string
 export interface Branding {
   project: string;
   client: string;
+  /** The project's colours, as a stylesheet of Tessera's (`brandCss`). */
+  css?: string;
 }
 
-function shell(locale: Locale, title: string, body: string, script?: string, modules: string[] = []): string {
+/** The stylesheet of a project's button colours (each `#rrggbb`, checked when it was set). */
+export function brandCss(light: string | undefined, dark: string | undefined): string {
+  const valid = (c: string | undefined) => (c && /^#[0-9a-fA-F]{6}$/.test(c) ? c : undefined);
+  const l = valid(light);
+  const d = valid(dark);
+  return `${l ? `:root{--accent:${l}}\n` : ''}${d ? `@media (prefers-color-scheme:dark){:root{--accent:${d}}}\n` : ''}`;
+}
+
+/** A page: `script` a classic deferred script, `modules` module scripts, `css` the project's colours. */
+function shell(
+  locale: Locale,
+  title: string,
+  body: string,
+  { script, modules = [], css }: { script?: string; modules?: string[]; css?: string } = {},
+): string {
   return `<!doctype html>
 <html lang="${locale}">
 <head>
@@ -54,6 +70,7 @@ function shell(locale: Locale, title: string, body: string, script?: string, mod
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)}</title>
 <link rel="stylesheet" href="/oauth/assets/hosted.css">
+${css ? `<link rel="stylesheet" href="${esc(css)}">` : ''}
 ${script ? `<script src="${script}" defer></script>` : ''}
 ${modules.map((src) => `<script type="module" src="${src}"></script>`).join('\n')}
 </head>
@@ -114,8 +131,7 @@ ${error ? `<p id="error" role="alert" class="error">${esc(error)}</p>` : ''}
 </form>
 </div>
 ${handover}`,
-    undefined,
-    element ? ['/oauth/assets/sign-in.js', '/oauth/assets/hosted.js'] : [],
+    { modules: element ? ['/oauth/assets/sign-in.js', '/oauth/assets/hosted.js'] : [], css: brand.css },
   );
 }
 
@@ -144,6 +160,7 @@ ${error ? `<p id="error" role="alert" class="error">${esc(error)}</p>` : ''}
 <input type="hidden" name="request_id" value="${esc(form.request_id ?? '')}">
 <button type="submit" class="secondary">${esc(t.useAnother)}</button>
 </form>`,
+    { css: brand.css },
   );
 }
 
@@ -175,6 +192,7 @@ ${hidden(form)}
 <button type="submit" name="decision" value="allow">${esc(t.allow)}</button>
 <button type="submit" name="decision" value="deny" class="secondary">${esc(t.deny)}</button>
 </form>`,
+    { css: brand.css },
   );
 }
 
@@ -206,7 +224,7 @@ export function formPostPage(locale: Locale, action: string, fields: Record<stri
 ${hidden(fields)}
 <button type="submit">${esc(t.continue)}</button>
 </form>`,
-    '/oauth/assets/form-post.js',
+    { script: '/oauth/assets/form-post.js' },
   );
 }
 

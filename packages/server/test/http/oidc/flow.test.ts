@@ -278,7 +278,7 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     const silent = await codeFor(client.client_id, browser, email, { prompt: 'none' });
     assert.ok(redirectParams(silent.done.location).code);
     const { challenge } = pkce();
-    for (const extra of [{ max_age: '0' }, { prompt: 'login' }]) {
+    for (const extra of [{ max_age: '0' }, { prompt: 'login' }] as Array<Record<string, string>>) {
       const forced = await browser.go(
         authorizeUrl({
           response_type: 'code',
@@ -338,5 +338,44 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
       headers: { authorization: `Bearer ${tokens.body.access_token}` },
     });
     assert.equal(info.status, 401);
+  });
+});
+
+eachDialect('hosted pages show the project’s branding (issue 31, migration 017)', (dialect) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer(dialect, { env: RELAXED_LIMITS });
+  });
+  after(() => server.close());
+
+  test('display name and button colours (a stylesheet of Tessera’s, no inline style)', async () => {
+    await server.ctx.projects.update(server.project.api_key_id, {
+      branding: { display_name: 'Acme Accounts', primary_color: '#123456', primary_color_dark: '#abcdef' },
+    });
+    const client = await registerClient(server, {
+      client_name: 'Notes',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    });
+    const browser = new Browser(server.url);
+    const start = await browser.go(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    const page = await browser.go(start.location!);
+    assert.match(page.text, /Acme Accounts signs you in/);
+    const href = /<link rel="stylesheet" href="([^"]*\/oauth\/assets\/brand\/[^"]+)">/.exec(page.text)?.[1];
+    assert.ok(href, page.text);
+    const css = await browser.go(href!.replace(/&amp;/g, '&'));
+    assert.equal(css.status, 200);
+    assert.match(css.headers.get('content-type')!, /^text\/css/);
+    assert.match(css.text, /--accent:#123456/);
+    assert.match(css.text, /prefers-color-scheme:dark\)\{:root\{--accent:#abcdef/);
   });
 });

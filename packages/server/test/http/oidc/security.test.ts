@@ -76,7 +76,7 @@ eachDialect('OpenID Provider security (issue 31)', (dialect) => {
 
   test('open redirect: an unknown client or redirect URI gets an error page, never a Location', async () => {
     const browser = new Browser(server.url);
-    const tricks = [
+    const tricks: Array<Record<string, string>> = [
       { client_id: 'tc_AAAAAAAAAAAAAAAAAAAAAA' },
       { client_id: 'pk_not-a-client' },
       { redirect_uri: 'https://evil.example/callback' },
