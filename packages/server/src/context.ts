@@ -295,6 +295,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     revoke: async (ids, reason) => {
       for (const id of ids) if (await sessions.revoke(id, reason, now())) session.ended([id]);
     },
+    ended: (ids) => session.ended(ids),
     csrfKey: masterKey.derive('oauth-csrf'),
     now,
   });

@@ -49,10 +49,7 @@ export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await scope.register(
       grantsRoutes({
         repository: ctx.authorizeRepository,
-        endClientSessions: async (clientId, userId) =>
-          ctx.session.ended(
-            await ctx.sessions.revokeClientSessions(clientId, 'grant_revoked', ctx.now(), userId),
-          ),
+        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
         hooks,
       }),
     );

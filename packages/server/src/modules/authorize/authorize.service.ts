@@ -66,6 +66,8 @@ export interface AuthorizeDeps {
   minter: TokenService;
   /** Revokes sessions and tells this instance's revocation list. */
   revoke(sessionIds: string[], reason: string): Promise<void>;
+  /** Tells this instance's revocation list of sessions ended by a statement of their own. */
+  ended(sessionIds: readonly string[]): void;
   /** Key of the CSRF tokens of the hosted pages' forms. */
   csrfKey: Buffer;
   now: () => number;
@@ -257,6 +259,13 @@ export class AuthorizeService {
       auth_time: row.auth_time,
       auth_method: row.auth_method as AuthMethod,
     };
+  }
+
+  /** A withdrawn grant: the client's sessions of the user end (their tokens stop working). */
+  async endClientSessions(clientId: string, userId: string): Promise<void> {
+    this.deps.ended(
+      await this.deps.sessions.revokeClientSessions(clientId, 'grant_revoked', this.deps.now(), userId),
+    );
   }
 
   /** Ends a hosted session and its Tessera session (sign-out on the hosted pages). */

@@ -253,6 +253,11 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
       headers: { authorization: `Bearer ${tokens.body.access_token}`, api_key_id: server.project.api_key_id },
     });
     assert.equal(revoked.status, 204, revoked.text);
+    // The client's tokens of the user ended with the grant.
+    const after = await server.request('GET', '/oauth/userinfo', {
+      headers: { authorization: `Bearer ${tokens.body.access_token}` },
+    });
+    assert.equal(after.status, 401);
     const third = await codeFor(client.client_id, browser, email);
     assert.match(third.done.location!, /^\/oauth\/consent/);
     const denyPage = await browser.go(third.done.location!);
@@ -261,6 +266,49 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     });
     assert.equal(redirectParams(denied.location).error, 'access_denied');
     assert.equal(redirectParams(denied.location).iss, server.url);
+  });
+
+  test('the integrator lists and withdraws a user’s grants', async () => {
+    const client = await registerClient(server, {
+      client_name: 'Partner',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    });
+    const browser = new Browser(server.url);
+    const first = await codeFor(client.client_id, browser, uniqueEmail('integrator-grants'));
+    const page = await browser.go(first.done.location!);
+    const allowed = await browser.go('/oauth/consent', {
+      form: { ...formFields(page.text, '/oauth/consent'), decision: 'allow' },
+    });
+    const tokens = await exchange(client.client_id, redirectParams(allowed.location).code!, first.verifier);
+    const sub = JSON.parse(Buffer.from(tokens.body.access_token.split('.')[1], 'base64url').toString()).sub;
+    const basic = {
+      authorization: `Basic ${Buffer.from(`${server.project.api_key_id}:${server.project.api_key_secret}`).toString('base64')}`,
+    };
+    const listed = await server.request('GET', `/v1/users/${sub}/grants`, { headers: basic });
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(
+      listed.body.grants.map((g: { client_name: string; scope: string }) => [g.client_name, g.scope]),
+      [['Partner', 'openid email offline_access']],
+    );
+    assert.equal(
+      (await server.request('DELETE', `/v1/users/${sub}/grants/${client.client_id}`, { headers: basic }))
+        .status,
+      204,
+    );
+    assert.equal(
+      (await server.request('GET', `/v1/users/${sub}/grants`, { headers: basic })).body.grants.length,
+      0,
+    );
+    const refresh = await server.request('POST', '/oauth/token', {
+      body: {
+        grant_type: 'refresh_token',
+        client_id: client.client_id,
+        refresh_token: tokens.body.refresh_token,
+      },
+    });
+    assert.equal(refresh.body.error, 'invalid_grant');
+    assert.equal((await server.request('GET', '/v1/users/nobody/grants', { headers: basic })).status, 404);
   });
 
   test('prompt=none without a session: login_required; max_age=0 forces a new sign-in; prompt=login too', async () => {
