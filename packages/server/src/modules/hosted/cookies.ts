@@ -13,18 +13,25 @@ export function readCookies(header: string | undefined): Record<string, string> 
   return out;
 }
 
-/** The browser-binding cookie of pending authorization requests (login CSRF: see SECURITY.md). */
-export const BINDING_COOKIE = 'tessera_authz';
+/**
+ * The hosted pages' cookie names. On https they carry the `__Host-` prefix: Secure, no Domain,
+ * Path=/, so a sibling subdomain cannot plant one (cookie injection of an attacker's session).
+ */
+export function cookieNames(secure: boolean) {
+  const prefix = secure ? '__Host-' : '';
+  return {
+    /** Binds pending authorization requests to this browser (login CSRF: see SECURITY.md). */
+    binding: `${prefix}tessera_authz`,
+    /** The hosted session of one project (a browser may be signed in to several). */
+    hosted: (projectId: string) => `${prefix}tessera_sso_${sha256(projectId).slice(0, 12)}`,
+  };
+}
 
-/** The hosted session cookie of one project (a browser may be signed in to several projects). */
-export const hostedCookieName = (projectId: string): string =>
-  `tessera_sso_${sha256(projectId).slice(0, 12)}`;
-
-/** A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the issuer is https, path /oauth. */
+/** A `Set-Cookie` value: HttpOnly, SameSite=Lax, Path=/, Secure when the issuer is https. */
 export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
   return [
     `${name}=${value}`,
-    'Path=/oauth',
+    'Path=/',
     `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
     'HttpOnly',
     'SameSite=Lax',

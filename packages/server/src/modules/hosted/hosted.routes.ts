@@ -12,7 +12,7 @@ import type { OtpService } from '../otp/otp.service.js';
 import type { Project } from '../projects/project.js';
 import type { VerifyService } from '../verify/verify.service.js';
 import { HOSTED_JS } from './assets.js';
-import { BINDING_COOKIE, hostedCookieName, readCookies, setCookie } from './cookies.js';
+import { cookieNames, readCookies, setCookie } from './cookies.js';
 import { idTokenHint } from './id-token-hint.js';
 import { chooseLocale, type Locale, messages } from './messages.js';
 import {
@@ -110,6 +110,7 @@ function formTarget(redirectUri: string): string {
 export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
   const { authorize, otp, verify } = deps;
   const cookieOptions = deps.secure;
+  const names = cookieNames(deps.secure);
 
   const page = (reply: FastifyReply, status: number, html: string, target?: string, element = false) =>
     reply.code(status).headers(pageHeaders(target, element)).send(html);
@@ -151,7 +152,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
   });
 
   const hostedOf = async (request: FastifyRequest, project: Project): Promise<HostedSession | undefined> =>
-    authorize.hostedSession(project, cookiesOf(request)[hostedCookieName(project.id)]);
+    authorize.hostedSession(project, cookiesOf(request)[names.hosted(project.id)]);
 
   /** Signed in on these pages: the hosted session's cookie, then on to consent or the code. */
   const afterSignIn = async (
@@ -164,7 +165,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
     const { outcome, cookie, expiresAt } = await authorize.signedIn(pending, sessionId);
     reply.header(
       'set-cookie',
-      setCookie(hostedCookieName(pending.project.id), cookie, (expiresAt - Date.now()) / 1000, cookieOptions),
+      setCookie(names.hosted(pending.project.id), cookie, (expiresAt - Date.now()) / 1000, cookieOptions),
     );
     return respond(request, reply, outcome, locale);
   };
@@ -217,17 +218,15 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
     const authorizeHandler = async (request: FastifyRequest, reply: FastifyReply) => {
       const params = (request.method === 'POST' ? request.body : request.query) as RawParams;
       const cookies = cookiesOf(request);
-      const binding =
-        cookies[BINDING_COOKIE] && cookies[BINDING_COOKIE].length <= 64
-          ? cookies[BINDING_COOKIE]
-          : randomToken(24);
+      const held = cookies[names.binding];
+      const binding = held && held.length <= 64 ? held : randomToken(24);
       const outcome = await authorize.authorize(
         params ?? {},
         { binding },
-        (project) => cookies[hostedCookieName(project.id)],
+        (project) => cookies[names.hosted(project.id)],
       );
       if (outcome.kind === 'sign_in' || outcome.kind === 'consent')
-        reply.header('set-cookie', setCookie(BINDING_COOKIE, binding, REQUEST_TTL_MS / 1000, cookieOptions));
+        reply.header('set-cookie', setCookie(names.binding, binding, REQUEST_TTL_MS / 1000, cookieOptions));
       const uiLocales = typeof params?.ui_locales === 'string' ? params.ui_locales : undefined;
       return respond(request, reply, outcome, localeOf(request, uiLocales));
     };
@@ -246,7 +245,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
 
     app.get('/oauth/sign-in', { schema: { hide: true } }, async (request, reply) => {
       const query = request.query as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(query, 'request_id'), binding);
       const { params } = pending.request;
       const locale = localeOf(request, params.ui_locales);
@@ -269,7 +268,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
 
     app.post('/oauth/sign-in/start', { schema: { hide: true } }, async (request, reply) => {
       const body = request.body as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(body, 'request_id'), binding, field(body, 'csrf'));
       const locale = localeOf(request, pending.request.params.ui_locales);
       const brand = brandOf(pending.project, pending.client.name);
@@ -307,7 +306,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
 
     app.post('/oauth/sign-in/complete', { schema: { hide: true } }, async (request, reply) => {
       const body = request.body as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(body, 'request_id'), binding, field(body, 'csrf'));
       const locale = localeOf(request, pending.request.params.ui_locales);
       const challengeId = field(body, 'challenge_id').slice(0, 100);
@@ -346,7 +345,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
      */
     app.post('/oauth/authorize/continue', { schema: { hide: true } }, async (request, reply) => {
       const body = request.body as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(body, 'request_id'), binding, field(body, 'csrf'));
       const sessionId = await sessionOf(pending.project, field(body, 'access_token'));
       return afterSignIn(
@@ -367,7 +366,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
 
     app.get('/oauth/consent', { schema: { hide: true } }, async (request, reply) => {
       const query = request.query as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(query, 'request_id'), binding);
       const hosted = await hostedOf(request, pending.project);
       if (!hosted) throw new OAuthError(400, 'invalid_request', 'sign in first');
@@ -388,7 +387,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
 
     app.post('/oauth/consent', { schema: { hide: true } }, async (request, reply) => {
       const body = request.body as Form;
-      const binding = cookiesOf(request)[BINDING_COOKIE];
+      const binding = cookiesOf(request)[names.binding];
       const pending = await authorize.pending(field(body, 'request_id'), binding, field(body, 'csrf'));
       const hosted = await hostedOf(request, pending.project);
       const outcome = await authorize.consented(pending, hosted, field(body, 'decision') === 'allow');
@@ -414,7 +413,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
           400,
           errorPage(locale, 'post_logout_redirect_uri is not registered for this client'),
         );
-      const projectCookie = hostedCookieName(client.project_id);
+      const projectCookie = names.hosted(client.project_id);
       const hosted = await authorize.hostedSession(
         { id: client.project_id } as Project,
         cookiesOf(request)[projectCookie],

@@ -325,3 +325,15 @@ eachDialect('OpenID Provider security (issue 31)', (dialect) => {
     assert.equal(forged.location, undefined);
   });
 });
+
+test('on an https issuer the hosted cookies carry the __Host- prefix (Secure, Path=/, no Domain)', async () => {
+  const { cookieNames, setCookie } = await import('../../../src/modules/hosted/cookies.js');
+  const names = cookieNames(true);
+  assert.equal(names.binding, '__Host-tessera_authz');
+  assert.match(names.hosted('p1'), /^__Host-tessera_sso_[\w-]{12}$/);
+  const header = setCookie(names.binding, 'v', 60, true);
+  assert.match(header, /; Path=\/;/);
+  assert.match(header, /; Secure$/);
+  assert.doesNotMatch(header, /Domain=/i);
+  assert.equal(cookieNames(false).binding, 'tessera_authz');
+});
