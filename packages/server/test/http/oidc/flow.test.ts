@@ -11,6 +11,7 @@ import {
 import {
   authorizeUrl,
   Browser,
+  exchangeCode,
   formFields,
   pkce,
   redirectParams,
@@ -57,17 +58,7 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
   }
 
   const exchange = (clientId: string, code: string, verifier: string, extra: Record<string, string> = {}) =>
-    server.request('POST', '/oauth/token', {
-      raw: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        ...extra,
-      }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    exchangeCode(server, clientId, REDIRECT, code, verifier, extra);
 
   test('sign-in on the hosted pages, code, tokens verified against the JWKS, refresh, userinfo, SSO for a second client', async () => {
     const client = await registerClient(server, {
