@@ -418,3 +418,71 @@ eachDialect('hosted pages show the project’s branding (issue 31, migration 017
     assert.match(css.text, /prefers-color-scheme:dark\)\{:root\{--accent:#abcdef/);
   });
 });
+
+eachDialect('the hosted pages’ storage is pruned by housekeeping (issue 31)', (dialect) => {
+  test('expired pending requests and hosted sessions go; codes stay an hour past expiry (replay detection)', async () => {
+    let now = Date.now();
+    const server = await startServer(dialect, { env: RELAXED_LIMITS, now: () => now });
+    try {
+      const client = await registerClient(server, {
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        first_party: true,
+      });
+      const browser = new Browser(server.url);
+      const { challenge } = pkce();
+      const params = {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
+      const start = await browser.go(authorizeUrl(params));
+      await signInOnHostedPages(server, browser, start.location!, uniqueEmail('prune'));
+      await browser.go(authorizeUrl(params)); // the hosted session gives a second code at once
+      await browser.go(authorizeUrl({ ...params, prompt: 'login' })); // a pending request, never finished
+      const count = async (table: 'oauth_requests' | 'oauth_codes' | 'oauth_browser_sessions') =>
+        (await server.storage.db.kysely.selectFrom(table).select('id').execute()).length;
+      assert.equal(await count('oauth_codes'), 2);
+      assert.equal(await count('oauth_requests'), 1);
+      assert.equal(await count('oauth_browser_sessions'), 1);
+      const { runHousekeeping } = await import('../../../src/context.js');
+      now += 30 * 60_000; // past the pending request's 15 minutes, within the codes' hour
+      await runHousekeeping(server.ctx, now);
+      assert.equal(await count('oauth_requests'), 0);
+      assert.equal(await count('oauth_codes'), 2);
+      now += 32 * 60_000; // past the codes' hour (they expired a minute after they were issued)
+      await runHousekeeping(server.ctx, now);
+      assert.equal(await count('oauth_codes'), 0);
+      assert.equal(
+        await count('oauth_browser_sessions'),
+        1,
+        'the hosted session lives as long as its session',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+eachDialect('the issuer’s own origin signs in for every project (the hosted pages, issue 31)', (dialect) => {
+  test('/v1/auth/* accepts Origin: <issuer> for a project that does not list it; other origins stay refused', async () => {
+    const server = await startServer(dialect, { env: RELAXED_LIMITS });
+    try {
+      const start = (origin: string) =>
+        server.request('POST', '/v1/auth/otp/start', {
+          body: { identifier: uniqueEmail('origin') },
+          headers: { api_key_id: server.project.api_key_id, origin },
+        });
+      assert.equal((await start(server.url)).status, 200);
+      assert.equal((await start('http://app.test')).status, 200);
+      const other = await start('https://evil.example');
+      assert.equal(other.status, 403);
+      assert.equal(other.body.code, 'origin_not_allowed');
+    } finally {
+      await server.close();
+    }
+  });
+});
