@@ -21,6 +21,15 @@ import {
 
 const REDIRECT = 'https://rp.example/callback';
 
+const tokenIntrospection = (server: TestServer, token: string) =>
+  server.request('POST', '/oauth/introspect', {
+    raw: new URLSearchParams({ token }).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${server.project.api_key_id}:${server.project.api_key_secret}`).toString('base64')}`,
+    },
+  });
+
 eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
   let server: TestServer;
   before(async () => {
@@ -101,6 +110,12 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     assert.equal(info.status, 200, info.text);
     assert.equal(info.body.email, email);
 
+    // Introspection (the project's credentials) names the client, for access and refresh tokens.
+    for (const token of [tokens.body.access_token, tokens.body.refresh_token]) {
+      const seen = await tokenIntrospection(server, token);
+      assert.equal(seen.body.active, true, seen.text);
+      assert.equal(seen.body.client_id, client.client_id);
+    }
     const refreshed = await server.request('POST', '/oauth/token', {
       raw: new URLSearchParams({
         grant_type: 'refresh_token',
