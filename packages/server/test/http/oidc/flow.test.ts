@@ -348,6 +348,34 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     }
   });
 
+  test('the hosted session is a Tessera session: signing out everywhere ends it; prompt=consent asks again', async () => {
+    const client = await registerClient(server, {
+      client_name: 'Third',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    });
+    const browser = new Browser(server.url);
+    const email = uniqueEmail('sso-revoked');
+    const first = await codeFor(client.client_id, browser, email);
+    const page = await browser.go(first.done.location!);
+    const allowed = await browser.go('/oauth/consent', {
+      form: { ...formFields(page.text, '/oauth/consent'), decision: 'allow' },
+    });
+    const tokens = await exchange(client.client_id, redirectParams(allowed.location).code!, first.verifier);
+    // Consented already: prompt=consent still shows the screen.
+    const again = await codeFor(client.client_id, browser, email, { prompt: 'consent' });
+    assert.match(again.done.location!, /^\/oauth\/consent\?/);
+    const silent = await codeFor(client.client_id, browser, email, { prompt: 'none' });
+    assert.ok(redirectParams(silent.done.location).code);
+    const out = await server.request('POST', '/v1/me/sessions/revoke', {
+      body: { scope: 'global' },
+      headers: { authorization: `Bearer ${tokens.body.access_token}`, api_key_id: server.project.api_key_id },
+    });
+    assert.equal(out.status, 200, out.text);
+    const after = await codeFor(client.client_id, browser, email, { prompt: 'none' });
+    assert.equal(redirectParams(after.done.location).error, 'login_required');
+  });
+
   test('response_mode=form_post answers with an auto-submitted form to the redirect URI', async () => {
     const client = await registerClient(server, {
       redirect_uris: [REDIRECT],
