@@ -16,6 +16,7 @@ import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
+import { hostedFamily } from './http/hosted.js';
 import { integratorFamily } from './http/integrator.js';
 import { oauthFamily } from './http/oauth.js';
 import { operationsFamily } from './http/operations.js';
@@ -145,6 +146,7 @@ export async function buildApp(
   await app.register(publicFamily(ctx));
   await app.register(appFacingFamily(ctx));
   await app.register(oauthFamily(ctx));
+  await app.register(hostedFamily(ctx));
   await app.register(integratorFamily(ctx));
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));

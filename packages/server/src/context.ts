@@ -8,11 +8,15 @@ import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys, rotateKeys } from './keys/rotation.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import type { AuditEvents } from './modules/audit/events.js';
+import { AuthorizeRepository } from './modules/authorize/authorize.repository.js';
+import { AuthorizeService } from './modules/authorize/authorize.service.js';
 import { BiometricService } from './modules/biometric/biometric.service.js';
 import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
 import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
 import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
+import { ClientsRepository } from './modules/clients/clients.repository.js';
+import { ClientsService } from './modules/clients/clients.service.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -101,6 +105,11 @@ export interface AppContext {
   claims: ClaimsService;
   usersService: UsersService;
   webhooks: WebhooksService;
+  /** OAuth clients of the projects (issue 31). */
+  clients: ClientsService;
+  /** The authorization code flow and the hosted pages' sessions (issue 31). */
+  authorize: AuthorizeService;
+  authorizeRepository: AuthorizeRepository;
   metrics: Metrics;
   /** The clock every service uses (injected in tests). */
   now: () => number;
@@ -278,6 +287,31 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
+  const clients = new ClientsService(
+    new ClientsRepository(db.kysely),
+    {
+      revokeClientSessions: async (clientId, reason) =>
+        session.ended(await sessions.revokeClientSessions(clientId, reason, now())),
+    },
+    now,
+  );
+  const authorizeRepository = new AuthorizeRepository(db.kysely);
+  const authorize = new AuthorizeService({
+    config,
+    repository: authorizeRepository,
+    clients,
+    projects,
+    sessions,
+    users,
+    claims,
+    minter: tokens,
+    revoke: async (ids, reason) => {
+      for (const id of ids) if (await sessions.revoke(id, reason, now())) session.ended([id]);
+    },
+    ended: (ids) => session.ended(ids),
+    csrfKey: masterKey.derive('oauth-csrf'),
+    now,
+  });
   return {
     config,
     db,
@@ -308,11 +342,14 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     claims,
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
+    clients,
+    authorize,
+    authorizeRepository,
     metrics,
     now,
     hooks: {
-      project: requireProject(projects),
-      bearer: requireBearer(verify, projects, users),
+      project: requireProject(projects, new URL(config.issuer).origin),
+      bearer: requireBearer(verify, projects, users, new URL(config.issuer).origin),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
@@ -333,6 +370,7 @@ export async function runHousekeeping(ctx: AppContext, now: number): Promise<voi
   if (config.auditRetentionDays > 0) await ctx.audit.prune(now - config.auditRetentionDays * day);
   await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
   await ctx.webhooks.prune(now - 30 * day);
+  await ctx.authorizeRepository.prune(now);
   const period = config.keys.rotationPeriod * 1000;
   if (period > 0) {
     const keys = ctx.keys.list();

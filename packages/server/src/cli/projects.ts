@@ -19,7 +19,7 @@ const service = (runtime: { db: ConstructorParameters<typeof ProjectsRepository>
   new ProjectsService(new ProjectsRepository(runtime.db));
 
 /** The project a `<project>` argument names: an API key id, else a name. */
-async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
+export async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
   const project = await projects.findByRef(ref);
   if (project) return project;
   throw new UsageError(

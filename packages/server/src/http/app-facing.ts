@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
+import { grantsRoutes } from '../modules/authorize/grants.routes.js';
 import { biometricRoutes } from '../modules/biometric/biometric.routes.js';
 import { deviceRoutes } from '../modules/device/device.routes.js';
 import { otpRoutes } from '../modules/otp/otp.routes.js';
@@ -45,5 +46,12 @@ export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await scope.register(pinRoutes({ pin: ctx.pin, devices: ctx.devices, hooks }));
     await scope.register(biometricRoutes({ biometric: ctx.biometric, hooks }));
     await scope.register(meRoutes({ signOut: ctx.signOut, stepUp: ctx.stepUp, hooks }));
+    await scope.register(
+      grantsRoutes({
+        repository: ctx.authorizeRepository,
+        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
+        hooks,
+      }),
+    );
   };
 }

@@ -30,10 +30,11 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       await browser.register(
         oauthRoutes({
           session: ctx.session,
+          authorize: ctx.authorize,
           hooks: {
             ipLimit: ctx.hooks.ipLimit,
             bearer: ctx.hooks.bearer,
-            client: requireClient(ctx.projects, 'public'),
+            client: requireClient(ctx.projects, 'public', ctx.clients, new URL(ctx.config.issuer).origin),
           },
         }),
       );

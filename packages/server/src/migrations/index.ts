@@ -12,6 +12,8 @@ import * as m012 from './2026-11-23-012-message-templates.js';
 import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
 import * as m014 from './2026-11-28-014-fewer-index-writes.js';
 import * as m017 from './2026-11-29-017-project-branding.js';
+import * as m018 from './2026-11-29-018-oauth-clients.js';
+import * as m019 from './2026-11-29-019-oauth-flow.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +30,8 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-013-rate-limits-reset-at': m013,
   '2026-11-28-014-fewer-index-writes': m014,
   '2026-11-29-017-project-branding': m017,
+  '2026-11-29-018-oauth-clients': m018,
+  '2026-11-29-019-oauth-flow': m019,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -27,7 +27,13 @@ const invalidToken = (detail: string) =>
   });
 
 /** preHandler for end-user endpoints: `Authorization: Bearer <access token>`, fully verified. */
-export function requireBearer(verify: VerifyService, projects: ProjectsService, users: UsersRepository) {
+export function requireBearer(
+  verify: VerifyService,
+  projects: ProjectsService,
+  users: UsersRepository,
+  /** The issuer's origin: its hosted pages act for every project (issue 31). */
+  hostedOrigin?: string,
+) {
   return async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+([A-Za-z0-9._-]+)\s*$/i.exec(header) : null;
@@ -48,7 +54,7 @@ export function requireBearer(verify: VerifyService, projects: ProjectsService, 
     if (!project || !user || user.project_id !== project.id)
       throw invalidToken('the user of this token no longer exists');
     const origin = request.headers.origin;
-    if (origin && !originAllowed(project, origin)) {
+    if (origin && !originAllowed(project, origin, hostedOrigin)) {
       throw forbidden(
         "the request's Origin is not one of this project's allowed origins",
         ErrorCodes.originNotAllowed,

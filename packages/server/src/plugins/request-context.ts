@@ -45,11 +45,11 @@ export function apiKeyIdOf(request: { headers: IncomingHttpHeaders }): string | 
  * preHandler for app-facing endpoints: resolves the project from API_KEY_ID and, for browser
  * calls, checks the Origin against the project's allowed origins.
  */
-export function requireProject(projects: ProjectsService) {
+export function requireProject(projects: ProjectsService, hostedOrigin?: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const project = await projects.requireApiKeyId(apiKeyIdOf(request));
     const origin = request.headers.origin;
-    if (origin && !originAllowed(project, origin)) {
+    if (origin && !originAllowed(project, origin, hostedOrigin)) {
       throw forbidden(
         "the request's Origin is not one of this project's allowed origins",
         ErrorCodes.originNotAllowed,

@@ -18,6 +18,30 @@ export interface ClaimsSource {
   forUser(projectId: string, userId: string): Promise<Record<string, unknown>>;
 }
 
+/** What a bundle minted for an OAuth client (issue 31) adds to the specified claims. */
+export interface ClientContext {
+  /** The client's `client_id`: the ID token's `aud` and `azp`, the access token's `client_id`. */
+  clientId: string;
+  /** The authorization request's nonce, echoed in the ID token. */
+  nonce?: string;
+  /** The user's identifier type, for `amr` (an SMS code is `sms` as well as `otp`). */
+  identifierType: 'email' | 'phone';
+}
+
+/** RFC 8176 authentication method references of each sign-in method. */
+export function amrOf(method: AuthMethod, identifierType: 'email' | 'phone'): string[] {
+  switch (method) {
+    case 'OTP':
+      return identifierType === 'phone' ? ['otp', 'sms'] : ['otp'];
+    case 'TRUSTED DEVICE':
+      return ['swk'];
+    case 'PIN':
+      return ['swk', 'pin', 'mfa'];
+    case 'BIOMETRIC':
+      return ['hwk', 'user'];
+  }
+}
+
 /** Custom claims never override the service's own (they are refused on write; this is the second guard). */
 function withoutReserved(custom: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -46,6 +70,8 @@ export class TokenService {
     refreshToken: string,
     /** The user's custom claims when the caller has read them already. */
     customClaims?: Record<string, unknown>,
+    /** A session an OAuth client's code started: see `ClientContext`. */
+    client?: ClientContext,
   ): Promise<OAuthTokenBundle> {
     const method = session.auth_method as AuthMethod;
     const custom = customClaims ?? (await this.claims.forUser(project.id, user.id));
@@ -61,12 +87,14 @@ export class TokenService {
         type: 'access_token',
         identifier: user.identifier,
         scope: 'access',
-        aud: project.api_key_id,
+        // RFC 8707: a token asked for a resource is for that resource alone.
+        aud: session.resource ?? project.api_key_id,
         exp: iat + this.config.accessTokenTtl,
         iat,
         jti: randomToken(16),
         iss: this.config.issuer,
         sid: session.id,
+        ...(client ? { client_id: client.clientId } : {}),
         ...withoutReserved(custom),
       },
       key.privateKey,
@@ -77,10 +105,19 @@ export class TokenService {
       {
         sub: user.id,
         client_user_id: clientUserId,
-        auth_time: project.numeric_auth_time ? Number(authTime) : authTime,
+        // OpenID Connect Core §2 makes auth_time a number: always so for an OAuth client.
+        auth_time: project.numeric_auth_time || client ? Number(authTime) : authTime,
         identifier: user.identifier,
         type: 'id_token',
-        aud: project.api_key_id,
+        aud: client?.clientId ?? project.api_key_id,
+        ...(client
+          ? {
+              azp: client.clientId,
+              amr: amrOf(method, client.identifierType),
+              sid: session.id,
+              ...(client.nonce !== undefined ? { nonce: client.nonce } : {}),
+            }
+          : {}),
         exp: iat + this.config.idTokenTtl,
         iat,
         jti: randomToken(16),
@@ -97,4 +134,21 @@ export class TokenService {
       auth_method: method,
     };
   }
+}
+
+/**
+ * The bundle as an OAuth client gets it: a refresh token only with `offline_access`, an ID token
+ * only with `openid`, and the granted `scope` (RFC 6749 §5.1).
+ */
+export function shapeForClient(
+  bundle: OAuthTokenBundle,
+  scopes: readonly string[],
+): OAuthTokenBundle & { scope: string } {
+  const { refresh_token, id_token, ...rest } = bundle;
+  return {
+    ...rest,
+    ...(scopes.includes('openid') ? { id_token } : {}),
+    ...(scopes.includes('offline_access') ? { refresh_token } : {}),
+    scope: scopes.join(' '),
+  } as OAuthTokenBundle & { scope: string };
 }

@@ -26,9 +26,12 @@ export function toProject(row: ProjectRow): Project {
   };
 }
 
-/** Whether a browser request from `origin` may act for `project`. */
-export function originAllowed(project: Project, origin: string): boolean {
-  return project.origins.includes(origin);
+/**
+ * Whether a browser request from `origin` may act for `project`: one of its origins, or the
+ * issuer's own (`hostedOrigin`: Tessera's hosted sign-in pages, issue 31).
+ */
+export function originAllowed(project: Project, origin: string, hostedOrigin?: string): boolean {
+  return project.origins.includes(origin) || (hostedOrigin !== undefined && origin === hostedOrigin);
 }
 
 /** A project as operators see it (CLI `--json`, operator API): never its secret or its hash. */

@@ -97,6 +97,25 @@ export function revokeUserSessions(
   );
 }
 
+/** Ends the sessions an OAuth client's codes started, or one user's of them. */
+export function revokeClientSessions(
+  executor: Executor,
+  clientId: string,
+  reason: string,
+  now: number,
+  userId?: string,
+) {
+  return revokeSelected(
+    executor,
+    (q) => {
+      const theirs = q.where('client_id', '=', clientId);
+      return userId ? theirs.where('user_id', '=', userId) : theirs;
+    },
+    reason,
+    now,
+  );
+}
+
 /** Ends the sessions a trusted device started (the device was removed or forgotten). */
 export function revokeDeviceSessions(executor: Executor, deviceId: string, reason: string, now: number) {
   return revokeSelected(executor, (q) => q.where('device_id', '=', deviceId), reason, now);
@@ -132,6 +151,9 @@ const refreshContext = prepared((db, tokenId: string) =>
       's.expires_at as s_expires_at',
       's.revoked_at',
       's.revoked_reason',
+      's.client_id',
+      's.scope',
+      's.resource',
       'u.identifier',
       'u.identifier_type',
       'u.client_user_id',
@@ -209,6 +231,40 @@ const insertSession = prepared(
       last_refreshed_at: lastRefreshedAt,
       revoked_at: revokedAt,
       revoked_reason: revokedReason,
+    }),
+);
+
+/**
+ * A session an OAuth client's code exchange starts: its client, scopes and resource beside the
+ * columns `insertSession` writes (which every other sign-in uses unchanged).
+ */
+const insertClientSession = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    userId: string,
+    authMethod: string,
+    authTime: number,
+    createdAt: number,
+    expiresAt: number,
+    clientId: string,
+    scope: string | null,
+    resource: string | null,
+  ) =>
+    db.insertInto('sessions').values({
+      id,
+      project_id: projectId,
+      user_id: userId,
+      auth_method: authMethod,
+      auth_time: authTime,
+      device_id: null,
+      passkey_id: null,
+      created_at: createdAt,
+      expires_at: expiresAt,
+      client_id: clientId,
+      scope,
+      resource,
     }),
 );
 
@@ -294,6 +350,9 @@ function refreshFound(tokenId: string, r: RefreshContextRow): RefreshFound {
       expires_at: r.s_expires_at,
       revoked_at: r.revoked_at,
       revoked_reason: r.revoked_reason,
+      client_id: r.client_id,
+      scope: r.scope,
+      resource: r.resource,
     },
     user: {
       id: r.user_id,
@@ -339,7 +398,7 @@ const currentRotation = prepared(
     from sessions as s
     where t.id = ${oldId} and t.secret_hash = ${secretHash} and t.rotated_at is null
       and t.expires_at > ${now} and s.id = t.session_id and s.project_id = ${projectId}
-      and s.revoked_at is null and s.expires_at > ${now}
+      and s.revoked_at is null and s.expires_at > ${now} and s.client_id is null
     returning t.session_id, s.user_id, s.expires_at
   ),
   successor as (
@@ -356,8 +415,8 @@ const currentRotation = prepared(
   select t.secret_hash, t.expires_at as t_expires_at, t.rotated_at, t.successor_enc, t.rotated_by,
     s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id, s.passkey_id,
     s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
-    s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
-    u.created_at as u_created_at, u.last_sign_in_at, c.claims
+    s.revoked_reason, s.client_id, s.scope, s.resource, u.identifier, u.identifier_type,
+    u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims
   from rotated as r
   join refresh_tokens as t on t.id = ${oldId}
   join sessions as s on s.id = r.session_id
@@ -389,6 +448,9 @@ const storedSessionColumns = [
   'expires_at',
   'revoked_at',
   'revoked_reason',
+  'client_id',
+  'scope',
+  'resource',
 ] as const;
 
 /**
@@ -455,15 +517,15 @@ const batchedRotation = prepared(
         t.rotated_at, t.successor_enc as t_successor_enc, t.rotated_by as t_rotated_by,
         s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id,
         s.passkey_id, s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
-        s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
-        u.created_at as u_created_at, u.last_sign_in_at, c.claims
+        s.revoked_reason, s.client_id, s.scope, s.resource, u.identifier, u.identifier_type,
+        u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims
       from refresh_tokens as t
       join sessions as s on s.id = t.session_id
       join users as u on u.id = s.user_id
       left join user_claims as c on c.user_id = u.id and c.project_id = s.project_id
       where t.id = i.old_id and t.secret_hash = i.secret_hash and t.rotated_at is null
         and t.expires_at > i.now and s.project_id = i.project_id and s.revoked_at is null
-        and s.expires_at > i.now
+        and s.expires_at > i.now and s.client_id is null
       offset 0
     ) as f
   ),
@@ -487,8 +549,8 @@ const batchedRotation = prepared(
   )
   select successor_id, secret_hash, t_expires_at, rotated_at, t_successor_enc as successor_enc,
     t_rotated_by as rotated_by, s_id, project_id, user_id, auth_method, auth_time, device_id,
-    passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, identifier,
-    identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
+    passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, client_id, scope, resource,
+    identifier, identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
   from rotated`,
 );
 
@@ -631,20 +693,33 @@ export class SessionRepository {
    */
   creation(session: Session, token: { id: string; secret_hash: string }): Write[] {
     return [
-      insertSession.write(
-        session.id,
-        session.project_id,
-        session.user_id,
-        session.auth_method,
-        session.auth_time,
-        session.device_id,
-        session.passkey_id,
-        session.created_at,
-        session.expires_at,
-        session.last_refreshed_at,
-        session.revoked_at,
-        session.revoked_reason,
-      ),
+      session.client_id !== null
+        ? insertClientSession.write(
+            session.id,
+            session.project_id,
+            session.user_id,
+            session.auth_method,
+            session.auth_time,
+            session.created_at,
+            session.expires_at,
+            session.client_id,
+            session.scope,
+            session.resource,
+          )
+        : insertSession.write(
+            session.id,
+            session.project_id,
+            session.user_id,
+            session.auth_method,
+            session.auth_time,
+            session.device_id,
+            session.passkey_id,
+            session.created_at,
+            session.expires_at,
+            session.last_refreshed_at,
+            session.revoked_at,
+            session.revoked_reason,
+          ),
       insertRefreshToken.write(
         token.id,
         session.id,
@@ -786,6 +861,11 @@ export class SessionRepository {
       if (event) await auditRepository.insert(trx, event);
       return true;
     });
+  }
+
+  /** Ends the sessions of an OAuth client (or of one of its users); returns their ids. */
+  revokeClientSessions(clientId: string, reason: string, now: number, userId?: string): Promise<string[]> {
+    return revokeClientSessions(this.db.kysely, clientId, reason, now, userId);
   }
 
   /** Ends one session; true when this call ended it. */

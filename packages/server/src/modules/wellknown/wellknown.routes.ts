@@ -16,44 +16,57 @@ const CLAIMS_SUPPORTED = [
   'iat',
   'jti',
   'iss',
+  'nonce',
+  'azp',
+  'amr',
+  'client_id',
+  'email',
+  'email_verified',
+  'phone_number',
+  'phone_number_verified',
 ];
 
 /**
- * RFC 8414 authorization server metadata. Tessera has no redirect flows: its only grant is the
- * refresh grant, so there is no authorization endpoint (RFC 8414 §2 makes it optional then) and
- * no response type is supported (an empty list, which is true).
+ * RFC 8414 authorization server metadata: exactly what works. The authorization code grant with
+ * PKCE S256 for registered OAuth clients (issue 31), the refresh grant for them and for apps on
+ * the API key; RFC 9207's `iss` on every authorization response.
  */
 export function authorizationServerMetadata(issuer: string) {
   return {
     issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
     token_endpoint: `${issuer}/oauth/token`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
     verify_endpoint: `${issuer}/verify`,
-    grant_types_supported: ['refresh_token'],
-    response_types_supported: [] as string[],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
-    revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
+    scopes_supported: ['openid', 'profile', 'email', 'phone', 'offline_access'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query', 'form_post'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login', 'consent'],
+    ui_locales_supported: ['en', 'fr', 'de'],
     service_documentation: `${issuer}/docs`,
   };
 }
 
-/**
- * OpenID Provider metadata. OpenID Connect Discovery §3 requires authorization_endpoint and
- * response_types_supported, and strict clients check for them: the endpoint named is real
- * (`GET /oauth/authorize`) and refuses every request with `unsupported_response_type`, and the
- * list of response types is empty: what Tessera does, in the shape the specification asks for.
- */
+/** OpenID Provider metadata (OpenID Connect Discovery 1.0 §3). */
 export function openIdConfiguration(issuer: string) {
   return {
     ...authorizationServerMetadata(issuer),
-    authorization_endpoint: `${issuer}/oauth/authorize`,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     claims_supported: CLAIMS_SUPPORTED,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
   };
 }
 
@@ -116,12 +129,22 @@ export function wellKnownRoutes({
         oauth,
       ],
     ] as const) {
-      app.get(
-        url,
-        { schema: { operationId, summary, tags, response: { 200: prepared(Metadata) } } },
-        async (_request, reply) =>
-          reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
-      );
+      // RFC 8414 §3.1: an issuer with a path has its metadata at the path-inserted URL as well.
+      const issuerPath = new URL(issuer).pathname.replace(/\/$/, '');
+      for (const at of issuerPath ? [url, `${url}${issuerPath}`] : [url])
+        app.get(
+          at,
+          {
+            schema: {
+              operationId: at === url ? operationId : `${operationId}PathInserted`,
+              summary,
+              tags,
+              response: { 200: prepared(Metadata) },
+            },
+          },
+          async (_request, reply) =>
+            reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
+        );
     }
   };
 }

@@ -1,0 +1,133 @@
+import { safeEqual, sha256 } from '../../crypto/hash.js';
+import { randomToken, randomUUID } from '../../crypto/random.js';
+import { OAuthError } from '../../errors.js';
+import type { Project } from '../projects/project.js';
+import { type ClientInformation, clientInformation, type OAuthClient } from './client.js';
+import { type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
+import type { ClientsRepository } from './clients.repository.js';
+
+/** Clients a project may have. */
+export const MAX_CLIENTS_PER_PROJECT = 100;
+const CLIENT_ID_PREFIX = 'tc_';
+const SECRET_PREFIX = 'tcs_';
+
+/** Whether a string has the shape of an OAuth client id (`tc_` and 22 base64url characters). */
+export const isClientId = (value: string): boolean => /^tc_[A-Za-z0-9_-]{22}$/.test(value);
+
+const notFound = () =>
+  new OAuthError(404, 'invalid_client', 'this project has no client with that client_id');
+
+/** Where the sessions of a deleted client end (the session service, which updates revocation lists). */
+export interface ClientSessions {
+  revokeClientSessions(clientId: string, reason: string): Promise<unknown>;
+}
+
+/**
+ * A project's OAuth clients (issue 31): registration in RFC 7591's terms, read, replace and delete
+ * in RFC 7592's, and the client authentication of the token endpoint. Secrets are shown once and
+ * stored as SHA-256 hashes.
+ */
+export class ClientsService {
+  /** Clients by client_id, briefly: every authorize and token request reads its client. */
+  readonly #cache = new Map<string, { client: OAuthClient | undefined; until: number }>();
+
+  constructor(
+    private readonly repository: ClientsRepository,
+    private readonly sessions: ClientSessions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async register(project: Project, input: ClientMetadataInput): Promise<ClientInformation> {
+    const metadata = checkClientMetadata(input);
+    if ((await this.repository.countByProject(project.id)) >= MAX_CLIENTS_PER_PROJECT)
+      throw new OAuthError(
+        400,
+        'invalid_client_metadata',
+        `a project has at most ${MAX_CLIENTS_PER_PROJECT} clients`,
+      );
+    const secret =
+      metadata.token_endpoint_auth_method === 'none' ? undefined : `${SECRET_PREFIX}${randomToken(32)}`;
+    const now = this.now();
+    const client: OAuthClient = {
+      id: randomUUID(),
+      project_id: project.id,
+      client_id: `${CLIENT_ID_PREFIX}${randomToken(16)}`,
+      secret_hash: secret ? sha256(secret) : null,
+      token_endpoint_auth_method: metadata.token_endpoint_auth_method,
+      name: metadata.name,
+      logo_uri: metadata.logo_uri,
+      redirect_uris: metadata.redirect_uris,
+      post_logout_redirect_uris: metadata.post_logout_redirect_uris,
+      grant_types: metadata.grant_types,
+      scopes: metadata.scopes,
+      first_party: metadata.first_party,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.repository.insert(client);
+    return clientInformation(client, secret);
+  }
+
+  async list(project: Project): Promise<ClientInformation[]> {
+    return (await this.repository.listByProject(project.id)).map((c) => clientInformation(c));
+  }
+
+  async get(project: Project, clientId: string): Promise<ClientInformation> {
+    return clientInformation(await this.#own(project, clientId));
+  }
+
+  /**
+   * RFC 7592 §2.2: the metadata sent replaces the client's. A confidential client keeps its secret
+   * unless it becomes public (the secret is dropped) or was public (a new secret is shown once).
+   */
+  async replace(project: Project, clientId: string, input: ClientMetadataInput): Promise<ClientInformation> {
+    const current = await this.#own(project, clientId);
+    const sent = input as ClientMetadataInput & { client_id?: unknown };
+    if (sent.client_id !== undefined && sent.client_id !== clientId)
+      throw new OAuthError(400, 'invalid_client_metadata', 'client_id: must be the client being updated');
+    const metadata = checkClientMetadata(input);
+    const publicNow = metadata.token_endpoint_auth_method === 'none';
+    const secret =
+      !publicNow && current.secret_hash === null ? `${SECRET_PREFIX}${randomToken(32)}` : undefined;
+    const client: OAuthClient = {
+      ...current,
+      ...metadata,
+      secret_hash: publicNow ? null : secret ? sha256(secret) : current.secret_hash,
+      updated_at: this.now(),
+    };
+    if (!(await this.repository.replace(client))) throw notFound();
+    this.#cache.delete(clientId);
+    return clientInformation(client, secret);
+  }
+
+  /** Deletes a client: its consents and codes go, its sessions (and so its tokens) end. */
+  async delete(project: Project, clientId: string): Promise<void> {
+    if (!(await this.repository.delete(project.id, clientId))) throw notFound();
+    this.#cache.delete(clientId);
+    await this.sessions.revokeClientSessions(clientId, 'client_deleted');
+  }
+
+  /** The client of a client_id (any project), briefly cached; undefined when there is none. */
+  async byClientId(clientId: string): Promise<OAuthClient | undefined> {
+    if (!isClientId(clientId)) return undefined;
+    const now = this.now();
+    const hit = this.#cache.get(clientId);
+    if (hit && hit.until > now) return hit.client;
+    const client = await this.repository.findByClientId(clientId);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(clientId, { client, until: now + 5_000 });
+    return client;
+  }
+
+  /** Whether `secret` is the client's (constant time; a public client has none). */
+  secretMatches(client: OAuthClient, secret: string): boolean {
+    const expected = client.secret_hash ?? sha256('no secret');
+    return safeEqual(sha256(secret), expected) && client.secret_hash !== null;
+  }
+
+  async #own(project: Project, clientId: string): Promise<OAuthClient> {
+    const client = isClientId(clientId) ? await this.repository.findByClientId(clientId) : undefined;
+    if (!client || client.project_id !== project.id) throw notFound();
+    return client;
+  }
+}
