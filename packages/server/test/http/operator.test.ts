@@ -129,11 +129,13 @@ eachDialect('operator API', (dialect) => {
       assert.deepEqual(Object.keys(view).sort(), [
         'api_key_id',
         'branding',
+        'client_id_metadata_documents',
         'created_at',
         'device_requires_pin',
         'message_templates',
         'name',
         'numeric_auth_time',
+        'open_registration',
         'origins',
         'project_id',
         'rp_id',

@@ -49,6 +49,10 @@ export interface ProjectView {
   message_templates: MessageTemplates | null;
   /** The project's branding on the sign-in UI (null: none). */
   branding: ProjectBranding | null;
+  /** Anyone may register an OAuth client (RFC 7591) at the project's registration endpoint. */
+  open_registration: boolean;
+  /** OAuth clients may be named by the HTTPS URL of their Client ID Metadata Document. */
+  client_id_metadata_documents: boolean;
 }
 
 export function projectView(project: Project): ProjectView {
@@ -65,5 +69,7 @@ export function projectView(project: Project): ProjectView {
       project.secret_rotated_at === null ? null : new Date(project.secret_rotated_at).toISOString(),
     message_templates: project.message_templates,
     branding: project.branding,
+    open_registration: project.oauth_dcr === 1,
+    client_id_metadata_documents: project.oauth_cimd === 1,
   };
 }
