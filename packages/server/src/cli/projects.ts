@@ -41,7 +41,6 @@ function describe(project: Project): string {
     `  numeric auth_time:   ${yesNo(view.numeric_auth_time)}`,
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
     `  open registration:   ${yesNo(view.open_registration)}`,
-    `  metadata documents:  ${yesNo(view.client_id_metadata_documents)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
     `  message templates:   ${templatesSummary(project)}`,
@@ -189,11 +188,6 @@ export function projectCommands(program: Command): void {
     .option('--clear-branding', 'remove the sign-in UI’s branding')
     .option('--open-registration', 'let anyone register an OAuth client (RFC 7591 dynamic registration)')
     .option('--no-open-registration', 'close dynamic client registration (the default)')
-    .option(
-      '--client-metadata-documents',
-      'let OAuth clients name themselves by the HTTPS URL of a Client ID Metadata Document',
-    )
-    .option('--no-client-metadata-documents', 'refuse Client ID Metadata Documents (the default)')
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -211,7 +205,6 @@ export function projectCommands(program: Command): void {
           primaryColorDark?: string;
           clearBranding?: boolean;
           openRegistration?: boolean;
-          clientMetadataDocuments?: boolean;
         },
       ) => {
         const brandingGiven = {
@@ -250,7 +243,6 @@ export function projectCommands(program: Command): void {
             messageTemplates,
             branding,
             openRegistration: opts.openRegistration,
-            clientMetadataDocuments: opts.clientMetadataDocuments,
           });
           console.log(
             opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,

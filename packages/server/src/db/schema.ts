@@ -23,7 +23,7 @@ export interface ProjectTable {
   branding: string | null;
   /** 1 = open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
   oauth_dcr: Generated<number>;
-  /** 1 = clients may be named by the HTTPS URL of a Client ID Metadata Document. */
+  /** Reserved for Client ID Metadata Documents (not built yet: nothing reads or sets it). */
   oauth_cimd: Generated<number>;
   created_at: number;
   secret_rotated_at: number | null;

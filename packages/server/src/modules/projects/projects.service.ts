@@ -63,8 +63,6 @@ export interface ProjectChanges {
   branding?: unknown;
   /** Open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
   openRegistration?: boolean;
-  /** Clients named by the HTTPS URL of their Client ID Metadata Document. */
-  clientMetadataDocuments?: boolean;
 }
 
 const projectNotFound = () =>
@@ -181,8 +179,6 @@ export class ProjectsService {
         changes.messageTemplates === null ? null : parseMessageTemplates(changes.messageTemplates);
     if (changes.branding !== undefined) settings.branding = parseBranding(changes.branding);
     if (changes.openRegistration !== undefined) settings.oauth_dcr = changes.openRegistration ? 1 : 0;
-    if (changes.clientMetadataDocuments !== undefined)
-      settings.oauth_cimd = changes.clientMetadataDocuments ? 1 : 0;
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

@@ -63,7 +63,6 @@ export function authorizationServerMetadata(issuer: string) {
 export interface ProjectMetadata {
   readonly api_key_id: string;
   readonly oauth_dcr: number;
-  readonly oauth_cimd: number;
 }
 
 /**

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { run } from '../../helpers/cli.js';
-import { eachDialect, RELAXED_LIMITS, startServer, type TestServer } from '../../helpers/harness.js';
+import {
+  basicAuth,
+  eachDialect,
+  RELAXED_LIMITS,
+  startServer,
+  type TestServer,
+} from '../../helpers/harness.js';
 import { authorizeUrl, Browser, pkce } from '../../helpers/oidc.js';
 
 const TOKEN = randomBytes(32).toString('base64url');
@@ -222,8 +228,21 @@ eachDialect('Dynamic Client Registration (RFC 7591), per project, off by default
     assert.equal(gone.status, 400, gone.text);
   });
 
-  test('closing registration removes the endpoint from the metadata and refuses', async () => {
-    assert.equal((await setOpen(false)).status, 200);
+  test('closing registration (the integrator API) removes the endpoint from the metadata and refuses', async () => {
+    const integrator = { authorization: basicAuth(server.project) };
+    const read = await server.request('GET', '/v1/project/client-registration', { headers: integrator });
+    assert.deepEqual(read.body, { open_registration: true });
+    const closed = await server.request('PUT', '/v1/project/client-registration', {
+      body: { open_registration: false },
+      headers: integrator,
+    });
+    assert.equal(closed.status, 200, closed.text);
+    assert.deepEqual(closed.body, { open_registration: false });
+    const bad = await server.request('PUT', '/v1/project/client-registration', {
+      body: { open_registration: 'yes' },
+      headers: integrator,
+    });
+    assert.equal(bad.status, 400);
     assert.equal((await projectMetadata()).body.registration_endpoint, undefined);
     assert.equal((await register(valid)).status, 403);
   });
@@ -249,15 +268,11 @@ test('CLI: projects update --open-registration / --no-open-registration, shown b
     const json = async (args: string[]) => {
       const result = await run([...args, '--json'], env);
       assert.equal(result.code, 0, result.stderr);
-      return JSON.parse(result.stdout) as {
-        open_registration: boolean;
-        client_id_metadata_documents: boolean;
-      };
+      return JSON.parse(result.stdout) as { open_registration: boolean };
     };
     await json(['projects', 'create', '--name', 'mcp', '--origin', 'https://mcp.example']);
     const opened = await json(['projects', 'update', 'mcp', '--open-registration']);
     assert.equal(opened.open_registration, true);
-    assert.equal(opened.client_id_metadata_documents, false);
     assert.match((await run(['projects', 'show', 'mcp'], env)).stdout, /open registration: {3}yes/);
     assert.equal(
       (await json(['projects', 'update', 'mcp', '--no-open-registration'])).open_registration,
