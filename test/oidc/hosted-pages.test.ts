@@ -3,42 +3,17 @@
 // ui_locales then Accept-Language, and a keyboard alone signs in (without JavaScript: the
 // server-rendered forms) through the consent screen. Screenshots under test-artifacts/oidc/.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { RELAXED_LIMITS, startServer, type TestServer } from '../../packages/server/test/helpers/harness.js';
 import { authorizeUrl, pkce, registerClient } from '../../packages/server/test/helpers/oidc.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
-const ARTEFACTS = join(ROOT, 'test-artifacts', 'oidc');
-const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  return page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(): Promise<{
-            violations: Array<{ id: string; help: string; nodes: Array<{ target: unknown }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations.map(
-      (v) => `${v.id}: ${v.help} (${JSON.stringify(v.nodes.map((n) => n.target))})`,
-    );
-  });
-}
+import { ARTEFACTS, axeViolations, bundleHostedAssets, launchChromium, skipBrowser } from './browser.js';
 
 describe('hosted pages: accessibility, small screens, languages, keyboard (issue 31)', {
-  skip: !existsSync(CHROMIUM) && `${CHROMIUM} not found`,
+  skip: skipBrowser,
 }, () => {
   let server: TestServer;
   let browser: Browser;
@@ -48,13 +23,7 @@ describe('hosted pages: accessibility, small screens, languages, keyboard (issue
   let REDIRECT: string;
 
   before(async () => {
-    mkdirSync(ARTEFACTS, { recursive: true });
-    assert.equal(
-      spawnSync(process.execPath, [join(ROOT, 'packages/server/scripts/bundle-hosted.mjs'), '--source'], {
-        stdio: 'inherit',
-      }).status,
-      0,
-    );
+    bundleHostedAssets();
     server = await startServer('sqlite', { env: RELAXED_LIMITS });
     rp = createServer((_request, response) => response.end('<!doctype html><title>RP</title><p>back</p>'));
     await new Promise<void>((resolve) => rp.listen(0, '127.0.0.1', resolve));
@@ -64,19 +33,7 @@ describe('hosted pages: accessibility, small screens, languages, keyboard (issue
       redirect_uris: ['http://127.0.0.1/callback'],
       token_endpoint_auth_method: 'none',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -5,19 +5,11 @@
 // userinfo, refresh, logout (openid-client); loopback redirect, refresh, revocation (oauth4webapi).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import {
   freePort,
   RELAXED_LIMITS,
@@ -25,10 +17,8 @@ import {
   type TestServer,
 } from '../../packages/server/test/helpers/harness.js';
 import { registerClient } from '../../packages/server/test/helpers/oidc.js';
+import { ARTEFACTS, bundleHostedAssets, launchChromium, ROOT, skipBrowser } from './browser.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
-const ARTEFACTS = join(ROOT, 'test-artifacts', 'oidc');
 const PYTHON = '/usr/bin/python3';
 const authlib = spawnSync(PYTHON, ['-c', 'import authlib, requests']).status === 0;
 
@@ -84,7 +74,7 @@ async function signInOnHostedPage(page: Page, server: TestServer, email: string,
 }
 
 describe('standard OpenID Connect clients against Tessera (issue 31)', {
-  skip: !existsSync(CHROMIUM) && `${CHROMIUM} not found`,
+  skip: skipBrowser,
 }, () => {
   let server: TestServer;
   let browser: Browser;
@@ -93,30 +83,11 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
   const code = snippets();
 
   before(async () => {
-    mkdirSync(ARTEFACTS, { recursive: true });
-    // The hosted pages render <tessera-sign-in> from this bundle (npm run build makes it too).
-    const bundled = spawnSync(
-      process.execPath,
-      [join(ROOT, 'packages/server/scripts/bundle-hosted.mjs'), '--source'],
-      { stdio: 'inherit' },
-    );
-    assert.equal(bundled.status, 0);
+    bundleHostedAssets();
     server = await startServer('sqlite', { env: RELAXED_LIMITS });
     work = mkdtempSync(join(tmpdir(), 'tessera-oidc-'));
     symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'), 'dir');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     for (const child of children) child.kill();

@@ -53,3 +53,8 @@ export function useTesseraContext(hook: string): TesseraContextValue {
   if (!value) throw new Error(`${hook}() must be used inside <TesseraProvider>`);
   return value;
 }
+
+/** The provider's value, or null outside a provider (for components that also work without one). */
+export function useOptionalTesseraContext(): TesseraContextValue | null {
+  return useContext(TesseraContext);
+}

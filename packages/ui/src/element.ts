@@ -44,6 +44,9 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** The autofill's failures that are shown: those after the user picked a passkey. */
+const AUTOFILL_SHOWN = ['passkey_verification_failed', 'passkey_not_found', 'user_verification_required'];
+
 const event = <T>(name: string, detail: T) =>
   new CustomEvent<T>(name, { detail, bubbles: true, composed: true });
 
@@ -89,6 +92,7 @@ export class TesseraSignIn extends HTMLElement {
   #offers: { offers: Offers; result: SignInResult } | undefined;
   #stepEnd = new AbortController();
   #working = false;
+  #errorText: ((t: Messages) => string) | undefined;
   #result: SignedInDetail | undefined;
   #waiting: Array<(detail: SignedInDetail) => void> = [];
   #generation = 0;
@@ -114,7 +118,7 @@ export class TesseraSignIn extends HTMLElement {
   }
   set messages(messages: Partial<Messages>) {
     this.#messages = { ...messages };
-    if (this.isConnected) this.#show(this.#step);
+    if (this.isConnected) this.#show(this.#step, true);
   }
 
   /** The project's branding and sign-in options; set it to skip reading them from the service. */
@@ -160,7 +164,7 @@ export class TesseraSignIn extends HTMLElement {
 
   attributeChangedCallback(name: string, before: string | null, after: string | null): void {
     if (before === after || !this.isConnected) return;
-    if (name === 'locale' || name === 'messages') this.#show(this.#step);
+    if (name === 'locale' || name === 'messages') this.#show(this.#step, true);
     else this.#restart();
   }
 
@@ -192,11 +196,11 @@ export class TesseraSignIn extends HTMLElement {
     this.#show('loading');
     const client = this.#client;
     if (!client) {
-      this.#setError(this.#t.errNotSetUp);
+      this.#setError((t) => t.errNotSetUp);
       return;
     }
-    const issuer = this.getAttribute('issuer');
-    const apiKeyId = this.getAttribute('api-key-id');
+    const issuer = this.getAttribute('issuer') ?? client.issuer;
+    const apiKeyId = this.getAttribute('api-key-id') ?? client.apiKeyId;
     const branding = this.#givenBranding ?? this.#brandingAttribute();
     void Promise.all([
       branding ?? (issuer && apiKeyId ? loadBranding(issuer, apiKeyId) : NO_BRANDING),
@@ -246,7 +250,8 @@ export class TesseraSignIn extends HTMLElement {
     const t = this.#t;
     const name = this.#branding.name;
     this.#card.lang = this.#locale;
-    if (!keepError) this.#setError();
+    if (keepError) this.#error.textContent = this.#errorText?.(t) ?? '';
+    else this.#setError();
     this.#logo.hidden = !this.#branding.logo_url;
     if (this.#branding.logo_url) {
       this.#logo.src = this.#branding.logo_url;
@@ -300,7 +305,7 @@ export class TesseraSignIn extends HTMLElement {
         return offersView(this.#client!, offers, {
           t: c.t,
           act: (trigger, work) => this.#act(trigger, work),
-          fail: (text, input) => this.#setError(text, input),
+          fail: (key, input) => this.#setError((t) => t[key], input),
           announce: (text) => this.#announce(text),
           finish: () => void this.#finish(result),
         });
@@ -423,8 +428,10 @@ export class TesseraSignIn extends HTMLElement {
     try {
       await this.#signedIn(await client.passkeys.signInWithAutofill({ signal, getOAuthToken: this.#tokens }));
     } catch (error) {
+      // Only what follows a passkey the user picked is shown: the autofill is not something they
+      // asked for, so its other failures (a refused start, no passkey) stay silent.
       const failure = toFailure(error);
-      if (!signal.aborted && failure.code !== 'webauthn_cancelled') this.#fail(failure);
+      if (!signal.aborted && AUTOFILL_SHOWN.includes(failure.code)) this.#fail(failure);
     }
   }
 
@@ -451,19 +458,22 @@ export class TesseraSignIn extends HTMLElement {
 
   /** Shows a failure's message, goes to the step it calls for, and tells the page. */
   #fail(failure: Failure): void {
-    const message = failureText(failure, this.#t, this.#branding.name || location.host);
+    const text = (t: Messages) => failureText(failure, t, this.#branding.name || location.host);
+    const message = text(this.#t);
     const go = failure.entry.go;
-    if (go && go !== this.#step) this.#show(go, true);
+    if (go && go !== this.#step) this.#show(go);
     const input = this.#body.querySelector('input');
-    this.#setError(message, input ?? undefined);
+    this.#setError(text, input ?? undefined);
     if (input && (this.#step === 'pin' || failure.code === 'invalid_code')) input.value = '';
     this.dispatchEvent(event<ErrorDetail>('error', { code: failure.code, message }));
   }
 
-  #setError(message = '', input?: HTMLInputElement): void {
-    this.#error.textContent = message;
+  /** Shows an error (its text in the current language, again after a change of language), or none. */
+  #setError(text?: (t: Messages) => string, input?: HTMLInputElement): void {
+    this.#errorText = text;
+    this.#error.textContent = text?.(this.#t) ?? '';
     for (const field of this.#body.querySelectorAll('[aria-invalid]')) field.removeAttribute('aria-invalid');
-    if (!input || !message) return;
+    if (!input || !text) return;
     input.setAttribute('aria-invalid', 'true');
     input.setAttribute('aria-errormessage', 'error');
     input.focus();

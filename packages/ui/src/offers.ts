@@ -30,7 +30,7 @@ export interface OfferHooks {
   /** Runs an action with the element's busy state and error handling; resolves true on success. */
   act(trigger: HTMLButtonElement, work: () => Promise<void>): Promise<boolean>;
   /** Shows a message (validation) in the element's error region. */
-  fail(text: string, field?: HTMLInputElement): void;
+  fail(text: keyof Messages, field?: HTMLInputElement): void;
   announce(text: string): void;
   finish(): void;
 }
@@ -46,7 +46,9 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
   /** Focus moves to the next offer still open, else to Continue. */
   const next = (from: HTMLElement) => {
     const after = sections.slice(sections.indexOf(from) + 1).concat(sections);
-    const target = after.find((s) => s.isConnected && s.querySelector('button'))?.querySelector('button');
+    const target = after
+      .find((s) => s !== from && s.isConnected && s.querySelector('button'))
+      ?.querySelector('button');
     (target ?? done).focus();
   };
   const completed = (section: HTMLElement, text: string) => {
@@ -99,7 +101,7 @@ export function offersView(client: TesseraClient, offers: Offers, hooks: OfferHo
     );
     element.addEventListener('submit', (event) => {
       event.preventDefault();
-      if (pin.value !== again.value) return hooks.fail(t.errPinMismatch, again);
+      if (pin.value !== again.value) return hooks.fail('errPinMismatch', again);
       void hooks
         .act(save, async () => {
           await trust();

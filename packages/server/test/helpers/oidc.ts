@@ -106,3 +106,32 @@ export const redirectParams = (location: string | undefined) => {
   assert.ok(location, 'a redirect was expected');
   return Object.fromEntries(new URL(location).searchParams);
 };
+
+/** The token endpoint's form POST (RFC 6749 §4.1.3): `fields` as sent, a form body. */
+export const tokenRequest = (
+  server: TestServer,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) =>
+  server.request('POST', '/oauth/token', {
+    raw: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
+
+/** A public client's code exchange at `redirectUri`; `extra` adds or replaces fields. */
+export const exchangeCode = (
+  server: TestServer,
+  clientId: string,
+  redirectUri: string,
+  code: string,
+  verifier: string,
+  extra: Record<string, string> = {},
+) =>
+  tokenRequest(server, {
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code,
+    redirect_uri: redirectUri,
+    code_verifier: verifier,
+    ...extra,
+  });

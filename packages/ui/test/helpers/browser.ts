@@ -47,7 +47,7 @@ function pageHtml(url: URL, apiKeyId: string, issuer: string, script: string): s
   const dir = url.searchParams.get('dir') === 'rtl' ? ' dir="rtl"' : '';
   const lang = quote(url.searchParams.get('lang') ?? 'en');
   const body = url.searchParams.get('react')
-    ? '<div id="root"></div>'
+    ? `<div id="root" data-issuer="${quote(issuer)}" data-api-key-id="${quote(apiKeyId)}"></div>`
     : `<tessera-sign-in ${list}></tessera-sign-in>`;
   return `<!doctype html><html lang="${lang}"${dir}><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark">
@@ -56,6 +56,10 @@ function pageHtml(url: URL, apiKeyId: string, issuer: string, script: string): s
 h1{font-size:1.25rem;text-align:center;margin:0 0 16px}${url.searchParams.get('css') ?? ''}</style></head>
 <body><main><h1>Example app</h1>${body}</main><script type="module" src="/${script}"></script></body></html>`;
 }
+
+/** A project's logo, served by the app's origin (branding.logo_url). */
+const LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32" viewBox="0 0 96 32"><rect width="32" height="32" rx="8" fill="#0a7c5a"/><text x="40" y="22" font-family="sans-serif" font-size="16" fill="#0a7c5a">Acme</text></svg>';
 
 export interface UiHarness {
   server: TestServer;
@@ -113,6 +117,7 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
         },
       );
     } else if (url.pathname === '/axe.js') send('text/javascript', AXE);
+    else if (url.pathname === '/logo.svg') send('image/svg+xml', LOGO);
     else if (url.pathname === '/')
       send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, 'page.js'));
     else if (url.pathname === '/react') {

@@ -4,6 +4,9 @@ import type { AuthorizationRequest } from './request.js';
 
 export type StoredCode = OAuthCodeTable;
 
+/** How long a spent or expired code is kept to recognise its replay. */
+export const CODE_KEPT_MS = 3_600_000;
+
 /** A pending authorization request (waiting for the user on the hosted pages). */
 export interface PendingRequest {
   id: string;
@@ -175,11 +178,17 @@ export class AuthorizeRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
-  /** Housekeeping: pending requests and codes past their life. */
-  async prune(before: number): Promise<void> {
-    await this.db.deleteFrom('oauth_requests').where('expires_at', '<', before).execute();
-    await this.db.deleteFrom('oauth_codes').where('expires_at', '<', before).execute();
-    await this.db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).execute();
+  /**
+   * Housekeeping: pending requests and hosted sessions past their life; codes an hour after theirs
+   * (a code presented again within the hour still revokes what its first exchange issued).
+   */
+  async prune(now: number): Promise<void> {
+    await this.db.deleteFrom('oauth_requests').where('expires_at', '<', now).execute();
+    await this.db
+      .deleteFrom('oauth_codes')
+      .where('expires_at', '<', now - CODE_KEPT_MS)
+      .execute();
+    await this.db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', now).execute();
   }
 }
 

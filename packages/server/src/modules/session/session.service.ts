@@ -399,7 +399,7 @@ export class SessionService {
       return {
         active: true,
         token_type: 'refresh_token',
-        client_id: project.api_key_id,
+        client_id: session.client_id ?? project.api_key_id,
         sub: session.user_id,
         sid: session.id,
         exp: Math.floor(row.expires_at / 1000),
@@ -408,8 +408,16 @@ export class SessionService {
       };
     }
     const result = await this.deps.accessTokens.verify(token, project.api_key_id);
-    if (result.success)
-      return { ...result.claims, active: true, token_type: 'access_token', client_id: project.api_key_id };
+    if (result.success) {
+      // An OAuth client's token names its client, as its session does (a custom claim of an older
+      // token cannot: the session decides); others are the API key's.
+      const claimed = (result.claims as { client_id?: unknown }).client_id;
+      const session =
+        typeof claimed === 'string' ? await this.deps.repository.findById(result.claims.sid) : undefined;
+      const clientId =
+        session?.client_id != null && session.client_id === claimed ? claimed : project.api_key_id;
+      return { ...result.claims, active: true, token_type: 'access_token', client_id: clientId };
+    }
     // An OAuth client's token for a resource (RFC 8707) has that resource as its audience.
     // /verify finds a token's project by its audience; this one is found by its session instead.
     const claims = await this.deps.accessTokens.authentic(token);

@@ -11,6 +11,7 @@ import {
 import {
   authorizeUrl,
   Browser,
+  exchangeCode,
   formFields,
   pkce,
   redirectParams,
@@ -19,6 +20,15 @@ import {
 } from '../../helpers/oidc.js';
 
 const REDIRECT = 'https://rp.example/callback';
+
+const tokenIntrospection = (server: TestServer, token: string) =>
+  server.request('POST', '/oauth/introspect', {
+    raw: new URLSearchParams({ token }).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${server.project.api_key_id}:${server.project.api_key_secret}`).toString('base64')}`,
+    },
+  });
 
 eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
   let server: TestServer;
@@ -57,17 +67,7 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
   }
 
   const exchange = (clientId: string, code: string, verifier: string, extra: Record<string, string> = {}) =>
-    server.request('POST', '/oauth/token', {
-      raw: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        ...extra,
-      }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    exchangeCode(server, clientId, REDIRECT, code, verifier, extra);
 
   test('sign-in on the hosted pages, code, tokens verified against the JWKS, refresh, userinfo, SSO for a second client', async () => {
     const client = await registerClient(server, {
@@ -110,6 +110,12 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     assert.equal(info.status, 200, info.text);
     assert.equal(info.body.email, email);
 
+    // Introspection (the project's credentials) names the client, for access and refresh tokens.
+    for (const token of [tokens.body.access_token, tokens.body.refresh_token]) {
+      const seen = await tokenIntrospection(server, token);
+      assert.equal(seen.body.active, true, seen.text);
+      assert.equal(seen.body.client_id, client.client_id);
+    }
     const refreshed = await server.request('POST', '/oauth/token', {
       raw: new URLSearchParams({
         grant_type: 'refresh_token',
@@ -344,6 +350,34 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     }
   });
 
+  test('the hosted session is a Tessera session: signing out everywhere ends it; prompt=consent asks again', async () => {
+    const client = await registerClient(server, {
+      client_name: 'Third',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    });
+    const browser = new Browser(server.url);
+    const email = uniqueEmail('sso-revoked');
+    const first = await codeFor(client.client_id, browser, email);
+    const page = await browser.go(first.done.location!);
+    const allowed = await browser.go('/oauth/consent', {
+      form: { ...formFields(page.text, '/oauth/consent'), decision: 'allow' },
+    });
+    const tokens = await exchange(client.client_id, redirectParams(allowed.location).code!, first.verifier);
+    // Consented already: prompt=consent still shows the screen.
+    const again = await codeFor(client.client_id, browser, email, { prompt: 'consent' });
+    assert.match(again.done.location!, /^\/oauth\/consent\?/);
+    const silent = await codeFor(client.client_id, browser, email, { prompt: 'none' });
+    assert.ok(redirectParams(silent.done.location).code);
+    const out = await server.request('POST', '/v1/me/sessions/revoke', {
+      body: { scope: 'global' },
+      headers: { authorization: `Bearer ${tokens.body.access_token}`, api_key_id: server.project.api_key_id },
+    });
+    assert.equal(out.status, 200, out.text);
+    const after = await codeFor(client.client_id, browser, email, { prompt: 'none' });
+    assert.equal(redirectParams(after.done.location).error, 'login_required');
+  });
+
   test('response_mode=form_post answers with an auto-submitted form to the redirect URI', async () => {
     const client = await registerClient(server, {
       redirect_uris: [REDIRECT],
@@ -427,5 +461,73 @@ eachDialect('hosted pages show the project’s branding (issue 31, migration 017
     assert.match(css.headers.get('content-type')!, /^text\/css/);
     assert.match(css.text, /--accent:#123456/);
     assert.match(css.text, /prefers-color-scheme:dark\)\{:root\{--accent:#abcdef/);
+  });
+});
+
+eachDialect('the hosted pages’ storage is pruned by housekeeping (issue 31)', (dialect) => {
+  test('expired pending requests and hosted sessions go; codes stay an hour past expiry (replay detection)', async () => {
+    let now = Date.now();
+    const server = await startServer(dialect, { env: RELAXED_LIMITS, now: () => now });
+    try {
+      const client = await registerClient(server, {
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        first_party: true,
+      });
+      const browser = new Browser(server.url);
+      const { challenge } = pkce();
+      const params = {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
+      const start = await browser.go(authorizeUrl(params));
+      await signInOnHostedPages(server, browser, start.location!, uniqueEmail('prune'));
+      await browser.go(authorizeUrl(params)); // the hosted session gives a second code at once
+      await browser.go(authorizeUrl({ ...params, prompt: 'login' })); // a pending request, never finished
+      const count = async (table: 'oauth_requests' | 'oauth_codes' | 'oauth_browser_sessions') =>
+        (await server.storage.db.kysely.selectFrom(table).select('id').execute()).length;
+      assert.equal(await count('oauth_codes'), 2);
+      assert.equal(await count('oauth_requests'), 1);
+      assert.equal(await count('oauth_browser_sessions'), 1);
+      const { runHousekeeping } = await import('../../../src/context.js');
+      now += 30 * 60_000; // past the pending request's 15 minutes, within the codes' hour
+      await runHousekeeping(server.ctx, now);
+      assert.equal(await count('oauth_requests'), 0);
+      assert.equal(await count('oauth_codes'), 2);
+      now += 32 * 60_000; // past the codes' hour (they expired a minute after they were issued)
+      await runHousekeeping(server.ctx, now);
+      assert.equal(await count('oauth_codes'), 0);
+      assert.equal(
+        await count('oauth_browser_sessions'),
+        1,
+        'the hosted session lives as long as its session',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+eachDialect('the issuer’s own origin signs in for every project (the hosted pages, issue 31)', (dialect) => {
+  test('/v1/auth/* accepts Origin: <issuer> for a project that does not list it; other origins stay refused', async () => {
+    const server = await startServer(dialect, { env: RELAXED_LIMITS });
+    try {
+      const start = (origin: string) =>
+        server.request('POST', '/v1/auth/otp/start', {
+          body: { identifier: uniqueEmail('origin') },
+          headers: { api_key_id: server.project.api_key_id, origin },
+        });
+      assert.equal((await start(server.url)).status, 200);
+      assert.equal((await start('http://app.test')).status, 200);
+      const other = await start('https://evil.example');
+      assert.equal(other.status, 403);
+      assert.equal(other.body.code, 'origin_not_allowed');
+    } finally {
+      await server.close();
+    }
   });
 });

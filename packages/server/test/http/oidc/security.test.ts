@@ -10,6 +10,7 @@ import {
 import {
   authorizeUrl,
   Browser,
+  exchangeCode,
   formFields,
   pkce,
   redirectParams,
@@ -62,17 +63,7 @@ eachDialect('OpenID Provider security (issue 31)', (dialect) => {
   }
 
   const exchange = (code: string, verifier: string, extra: Record<string, string> = {}) =>
-    server.request('POST', '/oauth/token', {
-      raw: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: client.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        ...extra,
-      }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    exchangeCode(server, client.client_id, REDIRECT, code, verifier, extra);
 
   test('open redirect: an unknown client or redirect URI gets an error page, never a Location', async () => {
     const browser = new Browser(server.url);
