@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -74,6 +74,13 @@ class MemoryProvider implements OAuthClientProvider {
     return this.verifier;
   }
 }
+
+test('docs/OIDC.md shows the example’s own code (its mcp-server snippet is in src/server.ts as written)', () => {
+  const docs = readFileSync(join(ROOT, 'docs/OIDC.md'), 'utf8');
+  const snippet = /<!-- snippet: mcp-server -->\n```ts\n([\s\S]*?)\n```\n/.exec(docs)?.[1];
+  assert.ok(snippet, 'docs/OIDC.md has the mcp-server snippet');
+  assert.ok(readFileSync(join(ROOT, 'examples/mcp-server/src/server.ts'), 'utf8').includes(snippet));
+});
 
 describe('an MCP client with no configuration connects to examples/mcp-server through Tessera', {
   skip: !existsSync(CHROMIUM) && `${CHROMIUM} not found`,
