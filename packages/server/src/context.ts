@@ -371,6 +371,7 @@ export async function runHousekeeping(ctx: AppContext, now: number): Promise<voi
   await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
   await ctx.webhooks.prune(now - 30 * day);
   await ctx.authorizeRepository.prune(now);
+  await ctx.clients.expireUnused();
   const period = config.keys.rotationPeriod * 1000;
   if (period > 0) {
     const keys = ctx.keys.list();

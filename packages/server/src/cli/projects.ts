@@ -40,6 +40,7 @@ function describe(project: Project): string {
     `  relying-party id:    ${view.rp_id ?? '(none)'}`,
     `  numeric auth_time:   ${yesNo(view.numeric_auth_time)}`,
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
+    `  open registration:   ${yesNo(view.open_registration)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
     `  message templates:   ${templatesSummary(project)}`,
@@ -185,6 +186,8 @@ export function projectCommands(program: Command): void {
     .option('--primary-color <hex>', 'the sign-in UI’s button colour in the light theme, #rrggbb')
     .option('--primary-color-dark <hex>', 'the sign-in UI’s button colour in the dark theme, #rrggbb')
     .option('--clear-branding', 'remove the sign-in UI’s branding')
+    .option('--open-registration', 'let anyone register an OAuth client (RFC 7591 dynamic registration)')
+    .option('--no-open-registration', 'close dynamic client registration (the default)')
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -201,6 +204,7 @@ export function projectCommands(program: Command): void {
           primaryColor?: string;
           primaryColorDark?: string;
           clearBranding?: boolean;
+          openRegistration?: boolean;
         },
       ) => {
         const brandingGiven = {
@@ -238,6 +242,7 @@ export function projectCommands(program: Command): void {
             deviceRequiresPin: opts.deviceRequiresPin,
             messageTemplates,
             branding,
+            openRegistration: opts.openRegistration,
           });
           console.log(
             opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,

@@ -21,6 +21,10 @@ export interface ProjectTable {
   message_templates: string | null;
   /** JSON of the project's sign-in branding (modules/projects/branding.ts); null: none. */
   branding: string | null;
+  /** 1 = open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
+  oauth_dcr: Generated<number>;
+  /** Reserved for Client ID Metadata Documents (not built yet: nothing reads or sets it). */
+  oauth_cimd: Generated<number>;
   created_at: number;
   secret_rotated_at: number | null;
 }
@@ -232,6 +236,10 @@ export interface OAuthClientTable {
   /** Space-separated scopes the client may ask for. */
   scope: string;
   first_party: number;
+  /** 1 = registered through the open registration endpoint (third-party, expires when unused). */
+  dynamic: number;
+  /** When an authorization request last named it (null: never). */
+  last_used_at: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
 import { userGrantsRoutes } from '../modules/authorize/grants.routes.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
+import { registrationSettingRoutes } from '../modules/clients/registration-setting.routes.js';
 import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
@@ -45,5 +46,6 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       );
     });
     await scope.register(brandingIntegratorRoutes({ projects: ctx.projects }));
+    await scope.register(registrationSettingRoutes({ projects: ctx.projects }));
   };
 }

@@ -1,11 +1,17 @@
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
+import {
+  REGISTRATIONS_PER_IP,
+  REGISTRATIONS_PER_PROJECT,
+  registrationRoutes,
+} from '../modules/clients/registration.routes.js';
 import { introspectionRoutes } from '../modules/session/introspection.routes.js';
 import { oauthRoutes } from '../modules/session/oauth.routes.js';
 import { requireClient } from '../plugins/client-auth.js';
 import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
 import { oauthErrorHandler, oauthNotFound } from '../plugins/error-handler.js';
+import { limitPerIp } from '../plugins/request-context.js';
 import { documentErrors } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
@@ -39,6 +45,15 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         }),
       );
     });
+
+    await scope.register(
+      registrationRoutes({
+        clients: ctx.clients,
+        project: (apiKeyId) => ctx.projects.byApiKeyId(apiKeyId),
+        ipLimit: limitPerIp(ctx.ipLimiter, 'oauth-register', REGISTRATIONS_PER_IP),
+        projectLimit: (project) => ctx.limiter.hit('oauth-register', project.id, REGISTRATIONS_PER_PROJECT),
+      }),
+    );
 
     await scope.register(
       introspectionRoutes({

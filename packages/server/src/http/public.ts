@@ -31,7 +31,13 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       discovery.addHook('onRequest', corsHook(ANY_ORIGIN));
       preflightRoutes(discovery, ['/.well-known/*'], problemNotFound);
       await notFoundUnder(discovery, ['/.well-known/'], problemNotFound);
-      await discovery.register(wellKnownRoutes({ issuer: ctx.config.issuer, keys: ctx.keys }));
+      await discovery.register(
+        wellKnownRoutes({
+          issuer: ctx.config.issuer,
+          keys: ctx.keys,
+          project: (apiKeyId) => ctx.projects.byApiKeyId(apiKeyId),
+        }),
+      );
     });
 
     // The sign-in UI's branding: any origin may read it (it is shown on any sign-in page).

@@ -14,6 +14,7 @@ import * as m014 from './2026-11-28-014-fewer-index-writes.js';
 import * as m017 from './2026-11-29-017-project-branding.js';
 import * as m018 from './2026-11-29-018-oauth-clients.js';
 import * as m019 from './2026-11-29-019-oauth-flow.js';
+import * as m020 from './2026-11-29-020-client-registration.js';
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-29-017-project-branding': m017,
   '2026-11-29-018-oauth-clients': m018,
   '2026-11-29-019-oauth-flow': m019,
+  '2026-11-29-020-client-registration': m020,
 };
 
 export const migrationProvider: MigrationProvider = {

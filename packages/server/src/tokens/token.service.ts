@@ -87,8 +87,11 @@ export class TokenService {
         type: 'access_token',
         identifier: user.identifier,
         scope: 'access',
-        // RFC 8707: a token asked for a resource is for that resource alone.
+        // RFC 8707: a token asked for a resource is for that resource alone. It names its project
+        // too: any project's client may ask for any resource URL, so a resource server checks that
+        // the token is of its own project (@tessera/verify's `resource` option).
         aud: session.resource ?? project.api_key_id,
+        ...(session.resource ? { api_key_id: project.api_key_id } : {}),
         exp: iat + this.config.accessTokenTtl,
         iat,
         jti: randomToken(16),

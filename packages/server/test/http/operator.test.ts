@@ -134,6 +134,7 @@ eachDialect('operator API', (dialect) => {
         'message_templates',
         'name',
         'numeric_auth_time',
+        'open_registration',
         'origins',
         'project_id',
         'rp_id',

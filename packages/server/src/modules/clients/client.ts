@@ -24,6 +24,10 @@ export interface OAuthClient {
   readonly scopes: readonly string[];
   /** First-party clients skip the consent screen. */
   readonly first_party: boolean;
+  /** Registered through the project's open registration endpoint: third-party, expires when unused. */
+  readonly dynamic: boolean;
+  /** When it was last used (authorization or token request; kept to the day); null: never. */
+  readonly last_used_at: number | null;
   readonly created_at: number;
   readonly updated_at: number;
 }

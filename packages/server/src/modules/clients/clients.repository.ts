@@ -17,6 +17,8 @@ const toClient = (row: Row): OAuthClient => ({
   grant_types: JSON.parse(row.grant_types) as string[],
   scopes: row.scope.split(' ').filter(Boolean),
   first_party: row.first_party === 1,
+  dynamic: row.dynamic === 1,
+  last_used_at: row.last_used_at === null ? null : Number(row.last_used_at),
   created_at: Number(row.created_at),
   updated_at: Number(row.updated_at),
 });
@@ -34,6 +36,8 @@ const toRow = (client: OAuthClient): Row => ({
   grant_types: JSON.stringify(client.grant_types),
   scope: client.scopes.join(' '),
   first_party: client.first_party ? 1 : 0,
+  dynamic: client.dynamic ? 1 : 0,
+  last_used_at: client.last_used_at,
   created_at: client.created_at,
   updated_at: client.updated_at,
 });
@@ -76,9 +80,56 @@ export class ClientsRepository {
     return Number(row.n);
   }
 
+  /** Clients registered through the open endpoint, for its cap. */
+  async countDynamic(projectId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('oauth_clients')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('project_id', '=', projectId)
+      .where('dynamic', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Records that a client was used (the expiry of dynamically registered clients counts from it). */
+  async touch(clientId: string, at: number): Promise<void> {
+    await this.db
+      .updateTable('oauth_clients')
+      .set({ last_used_at: at })
+      .where('client_id', '=', clientId)
+      .execute();
+  }
+
+  /** Dynamically registered clients not used since `before` (never used: created before it). */
+  async unusedDynamic(
+    before: number,
+    limit: number,
+  ): Promise<Array<{ project_id: string; client_id: string }>> {
+    return this.db
+      .selectFrom('oauth_clients')
+      .select(['project_id', 'client_id'])
+      .where('dynamic', '=', 1)
+      .where((eb) =>
+        eb.or([
+          eb('last_used_at', '<', before),
+          eb.and([eb('last_used_at', 'is', null), eb('created_at', '<', before)]),
+        ]),
+      )
+      .limit(limit)
+      .execute();
+  }
+
   /** Replaces a client's metadata (and secret hash); false when the project has no such client. */
   async replace(client: OAuthClient): Promise<boolean> {
-    const { id: _id, project_id, client_id, created_at: _created, ...changes } = toRow(client);
+    const {
+      id: _id,
+      project_id,
+      client_id,
+      created_at: _created,
+      dynamic: _dynamic,
+      last_used_at: _used,
+      ...changes
+    } = toRow(client);
     const result = await this.db
       .updateTable('oauth_clients')
       .set(changes)

@@ -3,16 +3,29 @@ import { randomToken, randomUUID } from '../../crypto/random.js';
 import { OAuthError } from '../../errors.js';
 import type { Project } from '../projects/project.js';
 import { type ClientInformation, clientInformation, type OAuthClient } from './client.js';
-import { type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
+import { type ClientMetadata, type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
 import type { ClientsRepository } from './clients.repository.js';
 
-/** Clients a project may have. */
+/** Clients a project's integrator may register. */
 export const MAX_CLIENTS_PER_PROJECT = 100;
+/** Clients open registration may hold per project at once; more are refused until some expire. */
+export const MAX_DYNAMIC_CLIENTS_PER_PROJECT = 1000;
+/** A dynamically registered client not used for this long is deleted by housekeeping. */
+export const DYNAMIC_CLIENT_IDLE_MS = 30 * 86_400_000;
+/** How stale `last_used_at` may get before a use writes it again (one write a day per client). */
+const TOUCH_EVERY_MS = 86_400_000;
 const CLIENT_ID_PREFIX = 'tc_';
 const SECRET_PREFIX = 'tcs_';
 
 /** Whether a string has the shape of an OAuth client id (`tc_` and 22 base64url characters). */
 export const isClientId = (value: string): boolean => /^tc_[A-Za-z0-9_-]{22}$/.test(value);
+
+const registrationClosed = () =>
+  new OAuthError(
+    403,
+    'access_denied',
+    'this project does not accept dynamic client registration (the project setting open_registration is off)',
+  );
 
 const notFound = () =>
   new OAuthError(404, 'invalid_client', 'this project has no client with that client_id');
@@ -45,6 +58,35 @@ export class ClientsService {
         'invalid_client_metadata',
         `a project has at most ${MAX_CLIENTS_PER_PROJECT} clients`,
       );
+    return this.#insert(project, metadata, false);
+  }
+
+  /**
+   * Open Dynamic Client Registration (RFC 7591 §3), when the project has turned it on: anyone may
+   * register, so the client is third-party (consent is always asked), `first_party` is refused,
+   * and the project holds at most MAX_DYNAMIC_CLIENTS_PER_PROJECT of them. The callers' rate
+   * limits are the route's.
+   */
+  async registerOpen(project: Project, input: ClientMetadataInput): Promise<ClientInformation> {
+    if (project.oauth_dcr !== 1) throw registrationClosed();
+    if (typeof input === 'object' && input !== null && input.first_party !== undefined)
+      throw new OAuthError(
+        400,
+        'invalid_client_metadata',
+        'first_party: an openly registered client is always third-party',
+      );
+    const metadata = checkClientMetadata(input);
+    if ((await this.repository.countDynamic(project.id)) >= MAX_DYNAMIC_CLIENTS_PER_PROJECT)
+      throw new OAuthError(
+        429,
+        'temporarily_unavailable',
+        'this project has as many registered clients as it may hold; try again later',
+        { 'retry-after': '3600' },
+      );
+    return this.#insert(project, { ...metadata, first_party: false }, true);
+  }
+
+  async #insert(project: Project, metadata: ClientMetadata, dynamic: boolean): Promise<ClientInformation> {
     const secret =
       metadata.token_endpoint_auth_method === 'none' ? undefined : `${SECRET_PREFIX}${randomToken(32)}`;
     const now = this.now();
@@ -61,6 +103,8 @@ export class ClientsService {
       grant_types: metadata.grant_types,
       scopes: metadata.scopes,
       first_party: metadata.first_party,
+      dynamic,
+      last_used_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -114,9 +158,25 @@ export class ClientsService {
     const hit = this.#cache.get(clientId);
     if (hit && hit.until > now) return hit.client;
     const client = await this.repository.findByClientId(clientId);
+    if (client?.dynamic && now - (client.last_used_at ?? client.created_at) > TOUCH_EVERY_MS)
+      await this.repository.touch(clientId, now);
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(clientId, { client, until: now + 5_000 });
     return client;
+  }
+
+  /** Housekeeping: deletes dynamically registered clients unused for DYNAMIC_CLIENT_IDLE_MS. */
+  async expireUnused(): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.repository.unusedDynamic(this.now() - DYNAMIC_CLIENT_IDLE_MS, 100);
+      for (const { project_id, client_id } of batch) {
+        if (await this.repository.delete(project_id, client_id)) deleted++;
+        this.#cache.delete(client_id);
+        await this.sessions.revokeClientSessions(client_id, 'client_expired');
+      }
+      if (batch.length < 100) return deleted;
+    }
   }
 
   /** Whether `secret` is the client's (constant time; a public client has none). */

@@ -29,6 +29,8 @@ const UpdateBody = Type.Object(
     ),
     /** Replaces the whole branding; null removes it. */
     branding: Type.Optional(Type.Union([BrandingBody, Type.Null()])),
+    /** Open Dynamic Client Registration (RFC 7591); off by default. */
+    open_registration: Type.Optional(Type.Boolean()),
     ...Settings,
   },
   { additionalProperties: false },
@@ -47,6 +49,7 @@ const ProjectView = Type.Object({
   secret_rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   message_templates: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   branding: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  open_registration: Type.Boolean(),
 });
 const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
 const tags = ['operator'];
@@ -144,6 +147,7 @@ export function operatorRoutes(deps: {
           deviceRequiresPin: body.device_requires_pin,
           messageTemplates: body.message_templates,
           branding: body.branding,
+          openRegistration: body.open_registration,
         });
         request.log.info(
           { api_key_id: updated.api_key_id, fields: Object.keys(body) },

@@ -49,6 +49,8 @@ export interface ProjectView {
   message_templates: MessageTemplates | null;
   /** The project's branding on the sign-in UI (null: none). */
   branding: ProjectBranding | null;
+  /** Anyone may register an OAuth client (RFC 7591) at the project's registration endpoint. */
+  open_registration: boolean;
 }
 
 export function projectView(project: Project): ProjectView {
@@ -65,5 +67,6 @@ export function projectView(project: Project): ProjectView {
       project.secret_rotated_at === null ? null : new Date(project.secret_rotated_at).toISOString(),
     message_templates: project.message_templates,
     branding: project.branding,
+    open_registration: project.oauth_dcr === 1,
   };
 }

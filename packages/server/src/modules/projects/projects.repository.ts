@@ -13,6 +13,8 @@ export type ProjectUpdate = Partial<
     | 'device_requires_pin'
     | 'message_templates'
     | 'branding'
+    | 'oauth_dcr'
+    | 'oauth_cimd'
   >
 >;
 

@@ -61,6 +61,8 @@ export interface ProjectChanges {
   messageTemplates?: unknown;
   /** The sign-in UI's branding (modules/projects/branding.ts), replacing the whole; null removes it. */
   branding?: unknown;
+  /** Open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
+  openRegistration?: boolean;
 }
 
 const projectNotFound = () =>
@@ -109,6 +111,8 @@ export class ProjectsService {
       sms_countries: smsCountries,
       message_templates: null,
       branding: null,
+      oauth_dcr: 0,
+      oauth_cimd: 0,
       created_at: this.now(),
       secret_rotated_at: null,
     };
@@ -174,6 +178,7 @@ export class ProjectsService {
       settings.message_templates =
         changes.messageTemplates === null ? null : parseMessageTemplates(changes.messageTemplates);
     if (changes.branding !== undefined) settings.branding = parseBranding(changes.branding);
+    if (changes.openRegistration !== undefined) settings.oauth_dcr = changes.openRegistration ? 1 : 0;
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ErrorCodes } from '@tessera/core';
+import { TesseraError } from '../../errors.js';
 import type { KeyStore } from '../../keys/key-store.js';
 
 const CLAIMS_SUPPORTED = [
@@ -57,6 +59,28 @@ export function authorizationServerMetadata(issuer: string) {
   };
 }
 
+/** What a project adds to the metadata: its open registration endpoint, when it has turned it on. */
+export interface ProjectMetadata {
+  readonly api_key_id: string;
+  readonly oauth_dcr: number;
+}
+
+/**
+ * A project's authorization server URL, `{issuer}/projects/{api_key_id}`: what a resource server
+ * of the project names in its Protected Resource Metadata (RFC 9728) so that a client with no
+ * prior configuration (an MCP client) finds the project's registration endpoint in the metadata
+ * at the path-inserted URL (RFC 8414 §3.1). The documents there name the service's issuer — the
+ * `iss` of its tokens and of its authorization responses (RFC 9207) — not this URL.
+ */
+export const projectServerUrl = (issuer: string, apiKeyId: string) =>
+  `${issuer}/projects/${encodeURIComponent(apiKeyId)}`;
+
+function projectMembers(issuer: string, project: ProjectMetadata) {
+  return project.oauth_dcr === 1
+    ? { registration_endpoint: `${issuer}/oauth/register/${encodeURIComponent(project.api_key_id)}` }
+    : {};
+}
+
 /** OpenID Provider metadata (OpenID Connect Discovery 1.0 §3). */
 export function openIdConfiguration(issuer: string) {
   return {
@@ -89,9 +113,12 @@ const tags = ['discovery'];
 export function wellKnownRoutes({
   issuer,
   keys,
+  project,
 }: {
   issuer: string;
   keys: KeyStore;
+  /** The project of an API key id, for the per-project documents. */
+  project: (apiKeyId: string) => Promise<ProjectMetadata | undefined>;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     // Sent as prepared strings: the documents never change while the process runs.
@@ -145,6 +172,29 @@ export function wellKnownRoutes({
           async (_request, reply) =>
             reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
         );
+      // A project's own documents (projectServerUrl): the same, with its registration endpoint.
+      const document = url.endsWith('openid-configuration')
+        ? openIdConfiguration
+        : authorizationServerMetadata;
+      app.get(
+        `${url}${issuerPath}/projects/:api_key_id`,
+        {
+          schema: {
+            operationId: `${operationId}OfProject`,
+            summary: `${summary}, of a project (its registration endpoint when open)`,
+            tags,
+            params: Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+            response: { 200: Metadata },
+          },
+        },
+        async (request, reply) => {
+          const found = await project(request.params.api_key_id);
+          if (!found) throw new TesseraError(404, ErrorCodes.unknownApiKey, 'no project has this API key id');
+          return reply
+            .header('cache-control', 'public, max-age=60')
+            .send({ ...document(issuer), ...projectMembers(issuer, found) });
+        },
+      );
     }
   };
 }

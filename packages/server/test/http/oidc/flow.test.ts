@@ -209,6 +209,8 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
       audience: 'https://api.example.com/',
     });
     assert.equal(access.payload.client_id, client.client_id);
+    // A resource-bound token names its project, which a resource server checks (@tessera/verify).
+    assert.equal(access.payload.api_key_id, server.project.api_key_id);
     const introspected = await server.request('POST', '/oauth/introspect', {
       raw: new URLSearchParams({ token: tokens.body.access_token }).toString(),
       headers: {
