@@ -134,6 +134,8 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 
+  // Every family's error handler counts a database outage there instead of logging each 503.
+  app.decorate('databaseOutage', ctx.outage);
   await registerCommon(app, ctx, { checkResponses: deps.checkResponses });
   // Before any route: app.close() then waits for running handlers, so storage closes after them.
   // A request that still arrives on an open connection once closing has begun is refused with a
@@ -156,6 +158,7 @@ export async function buildApp(
     bodyLimit: config.bodyLimit,
     inFlight,
     refuseWhenClosing,
+    outage: ctx.outage,
     replay: (request, body) =>
       app.inject({
         method: 'POST',
@@ -177,6 +180,7 @@ export async function buildApp(
   housekeeping.unref();
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);
+    ctx.outage.stop();
     ctx.revocations.stop();
     await ctx.notices?.close();
     // While storage is still open: the per-IP counts not shared yet, and the writes running beside

@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { Db } from './db/connect.js';
 import type { NoticeListener } from './db/notifications.js';
+import { DatabaseOutage } from './db/outage.js';
 import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys, rotateKeys } from './keys/rotation.js';
 import { AuditLog } from './modules/audit/audit.service.js';
@@ -102,6 +103,8 @@ export interface AppContext {
   usersService: UsersService;
   webhooks: WebhooksService;
   metrics: Metrics;
+  /** Database outages, logged once each; readiness reads it (db/outage.ts). */
+  outage: DatabaseOutage;
   /** The clock every service uses (injected in tests). */
   now: () => number;
   hooks: {
@@ -143,6 +146,9 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   );
   const metrics = new Metrics();
   metrics.watchDatabase(db);
+  const outage = new DatabaseOutage(() => db.ping(), deps.logger, { now });
+  // SQLite: a write that commits ends a storage-full episode.
+  db.onBatchCommit?.(() => outage.wrote());
   const ipLimiter = new IpLimiter(db, now, undefined, undefined, {
     syncFailed: (error, streak) => {
       metrics.ipLimitSyncFailures.inc();
@@ -296,6 +302,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
     metrics,
+    outage,
     now,
     hooks: {
       project: requireProject(projects),
