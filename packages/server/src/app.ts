@@ -140,8 +140,16 @@ export async function buildApp(
   // Before any route: app.close() then waits for running handlers, so storage closes after them.
   // A request that still arrives on an open connection once closing has begun is refused with a
   // 503 in its family's format (the family's error handler renders it) and Retry-After.
-  const refuseWhenClosing = () =>
-    serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING, true);
+  // `Connection: close`: the client sends its retry on a new connection (to another instance).
+  const refuseWhenClosing = () => {
+    const refusal = serviceUnavailable(
+      'the server is shutting down; retry the request',
+      RETRY_AFTER_CLOSING,
+      true,
+    );
+    refusal.headers.connection = 'close';
+    return refusal;
+  };
   const inFlight = trackInFlight(app, { refuseWhenClosing });
   // Route families: each an encapsulated scope with its own CORS, authentication and error format.
   await app.register(publicFamily(ctx));
