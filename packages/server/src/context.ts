@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { Db } from './db/connect.js';
 import type { NoticeListener } from './db/notifications.js';
+import { DatabaseOutage } from './db/outage.js';
 import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys, rotateKeys } from './keys/rotation.js';
 import { AuditLog } from './modules/audit/audit.service.js';
@@ -111,6 +112,8 @@ export interface AppContext {
   authorize: AuthorizeService;
   authorizeRepository: AuthorizeRepository;
   metrics: Metrics;
+  /** Database outages, logged once each; readiness reads it (db/outage.ts). */
+  outage: DatabaseOutage;
   /** The clock every service uses (injected in tests). */
   now: () => number;
   hooks: {
@@ -165,6 +168,9 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   );
   const metrics = new Metrics();
   metrics.watchDatabase(db);
+  const outage = new DatabaseOutage(() => db.ping(), deps.logger, { now });
+  // SQLite: a write that commits ends a storage-full episode.
+  db.onBatchCommit?.(() => outage.wrote());
   const ipLimiter = new IpLimiter(db, now, undefined, undefined, {
     syncFailed: (error, streak) => {
       metrics.ipLimitSyncFailures.inc();
@@ -346,6 +352,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     authorize,
     authorizeRepository,
     metrics,
+    outage,
     now,
     hooks: {
       project: requireProject(projects, new URL(config.issuer).origin),

@@ -11,7 +11,7 @@ import { type ListenerLogger, NoticeListener } from './notifications.js';
 import { statementName } from './prepared.js';
 import type { Database } from './schema.js';
 import type { DbStats } from './stats.js';
-import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
+import { DatabaseReadOnlyError, describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
 
 // int8 (bigint) columns hold millisecond timestamps, far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -227,8 +227,16 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Postgr
   });
   return {
     kysely,
+    // A round trip that also sees a server that cannot take writes: a standby (a demoted primary)
+    // or `default_transaction_read_only` on; readiness must not send writes there.
     ping: async () => {
-      await pool.query('select 1');
+      const { rows } = await pool.query<{ ro: string }>(
+        "select current_setting('transaction_read_only') as ro",
+      );
+      if (rows[0]?.ro === 'on')
+        throw new DatabaseReadOnlyError(
+          'the database is read-only (transaction_read_only is on: a standby, or default_transaction_read_only)',
+        );
     },
     stats: () => ({
       max: config.max ?? 10,

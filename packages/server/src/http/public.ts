@@ -85,6 +85,7 @@ export function publicFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
           keys: ctx.keys,
           revocations: ctx.revocations,
           delivery: ctx.config.readyzDelivery ? ctx.deliveryHealth : undefined,
+          outage: ctx.outage,
         }),
       );
     });
