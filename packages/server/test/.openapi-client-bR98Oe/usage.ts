@@ -1,4 +1,3 @@
-
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
 
@@ -27,7 +26,9 @@ export async function signInAndVerify(baseUrl: string, apiKeyId: string, email: 
   if (!bundle) throw new Error('no token bundle');
   const method: 'OTP' | 'TRUSTED DEVICE' | 'PIN' | 'BIOMETRIC' = bundle.auth_method;
 
-  const verified = await client.POST('/verify', { body: { oauth_token: { access_token: bundle.access_token } } });
+  const verified = await client.POST('/verify', {
+    body: { oauth_token: { access_token: bundle.access_token } },
+  });
   const success: boolean | undefined = verified.data?.success;
 
   const refreshed = await client.POST('/oauth/token', {
@@ -36,9 +37,11 @@ export async function signInAndVerify(baseUrl: string, apiKeyId: string, email: 
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   });
   const rotated: string | undefined = refreshed.data?.refresh_token;
-  const oauthError: string | undefined = (await client.POST('/oauth/token', {
-    body: { grant_type: 'refresh_token', client_id: apiKeyId },
-  })).error?.error;
+  const oauthError: string | undefined = (
+    await client.POST('/oauth/token', {
+      body: { grant_type: 'refresh_token', client_id: apiKeyId },
+    })
+  ).error?.error;
 
   return { channel, problem, method, success, rotated, oldRefresh: bundle.refresh_token, oauthError };
 }
