@@ -20,7 +20,8 @@ const SECRET_PREFIX = 'tcs_';
 /** Whether a string has the shape of an OAuth client id (`tc_` and 22 base64url characters). */
 export const isClientId = (value: string): boolean => /^tc_[A-Za-z0-9_-]{22}$/.test(value);
 
-const registrationClosed = () =>
+/** A closed or unknown project's answer to an open registration (alike: no project is revealed). */
+export const registrationClosed = () =>
   new OAuthError(
     403,
     'access_denied',

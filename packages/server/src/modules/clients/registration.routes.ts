@@ -6,7 +6,7 @@ import { OAuthError } from '../../errors.js';
 import type { Project } from '../projects/project.js';
 import type { ClientMetadataInput } from './client-metadata.js';
 import { ClientInformationSchema, ClientMetadataBody } from './clients.schemas.js';
-import type { ClientsService } from './clients.service.js';
+import { type ClientsService, registrationClosed } from './clients.service.js';
 
 /** Open registrations one project accepts per hour, whoever sends them. */
 export const REGISTRATIONS_PER_PROJECT: RateLimit = { limit: 100, window: 3600 };
@@ -46,12 +46,7 @@ export function registrationRoutes(deps: {
       },
       async (request, reply) => {
         const project = await deps.project(request.params.api_key_id);
-        if (!project || project.oauth_dcr !== 1)
-          throw new OAuthError(
-            403,
-            'access_denied',
-            'this project does not accept dynamic client registration (the project setting open_registration is off)',
-          );
+        if (project?.oauth_dcr !== 1) throw registrationClosed();
         const limit = await deps.projectLimit(project);
         if (!limit.allowed)
           throw new OAuthError(
