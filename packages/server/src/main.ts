@@ -32,6 +32,14 @@ export function warnUnknownVariables(logger: Logger, unknown: readonly UnknownVa
   logger.warn({ variables: unknown.map((v) => v.name) }, `unknown TESSERA_* variables ignored: ${list}`);
 }
 
+/** A rollback, or an old instance during a rolling upgrade: it runs, and says so. */
+export function warnNewerSchema(logger: Pick<Logger, 'warn'>, newer: string[]): void {
+  logger.warn(
+    { migrations: newer },
+    `the database was migrated by a newer release (${newer.join(', ')}); every one is additive, so this release runs against it`,
+  );
+}
+
 /**
  * The shortest refresh grace that covers a retry of a grant whose answer was lost on PostgreSQL:
  * the longest the server takes to answer it (pool wait up to the connect timeout, the statement
@@ -141,7 +149,7 @@ export async function openRuntime(
   try {
     if (options.waitForDatabase) await waitForDatabase(db, config.databaseWaitMs, logger);
     if (options.migrations !== false) {
-      const applied = await migrate(db);
+      const applied = await migrate(db, { onNewerSchema: (newer) => warnNewerSchema(logger, newer) });
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     }
     const keys = new KeyStore(db, master.key.derive('signing-key-encryption'));

@@ -12,8 +12,18 @@ import * as m012 from './2026-11-23-012-message-templates.js';
 import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
 import * as m014 from './2026-11-28-014-fewer-index-writes.js';
 
+/**
+ * A migration and whether it is additive: a release that does not know it can still run correctly
+ * against a schema that has it (new tables, new nullable or defaulted columns, new indexes).
+ */
+export interface MigrationModule extends Migration {
+  additive: boolean;
+}
+
+export type MigrationSet = Readonly<Record<string, MigrationModule>>;
+
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
-const migrations: Record<string, Migration> = {
+export const migrations: MigrationSet = {
   '2026-11-22-001-initial': m001,
   '2026-11-22-002-sign-in-methods': m002,
   '2026-11-22-003-integrator-operations': m003,
@@ -29,5 +39,5 @@ const migrations: Record<string, Migration> = {
 };
 
 export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
+  getMigrations: async () => ({ ...migrations }),
 };

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { connect } from '../../src/db/connect.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
@@ -473,6 +474,61 @@ describe('tessera CLI', () => {
         ],
       );
       assert.ok(waited >= 2000, `${command} gave up after ${waited} ms`);
+    }
+  });
+});
+
+describe('tessera on a database migrated by a newer release (docs/OPERATIONS.md, "Upgrade and rollback")', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-cli-rollback-'));
+    env = {
+      TESSERA_DATA_DIR: dir,
+      TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}`,
+      TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
+    };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** What a newer release leaves behind: its migration applied, and its additive flag recorded. */
+  async function newerMigration(name: string, additive: boolean): Promise<void> {
+    const db = await connect(env.TESSERA_DATABASE_URL!);
+    try {
+      await sql`create table if not exists tessera_migrations (name text primary key, additive integer not null, release text not null, recorded_at bigint not null)`.execute(
+        db.kysely,
+      );
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        db.kysely,
+      );
+      await sql`insert into tessera_migrations (name, additive, release, recorded_at) values (${name}, ${additive ? 1 : 0}, '9.9.9', ${Date.now()})`.execute(
+        db.kysely,
+      );
+    } finally {
+      await db.close();
+    }
+  }
+
+  test('starts (exit 0, with a warning) past additive migrations it does not know, and refuses others with exit status 2', async () => {
+    assert.equal((await run(['migrate'], env)).code, 0);
+    await newerMigration('2999-01-01-900-additive', true);
+    const migrated = await run(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(
+      migrated.stderr,
+      /migrated by a newer release \(2999-01-01-900-additive\); every one is additive/,
+    );
+    assert.equal((await run(['keys', 'list'], env)).code, 0);
+
+    await newerMigration('2999-01-01-901-breaking', false);
+    for (const command of [['migrate'], ['keys', 'list'], ['serve']]) {
+      const refused = await run(command, env);
+      assertOneLineError(
+        refused,
+        2,
+        /cannot run against 2999-01-01-901-breaking \(not additive, applied by tessera 9\.9\.9\)\. Run the release that applied it .*"Upgrade and rollback"$/,
+      );
     }
   });
 });
