@@ -206,6 +206,13 @@ export interface SessionRevocationTable {
   revoked_at: number;
 }
 
+/** One row (id 1): a random id made with the database (migration 016); signing-key ids include it. */
+export interface DatabaseIdentityTable {
+  id: number;
+  database_id: string;
+  created_at: number;
+}
+
 export interface Database {
   projects: ProjectTable;
   signing_keys: SigningKeyTable;
@@ -223,6 +230,7 @@ export interface Database {
   session_revocations: SessionRevocationTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  database_identity: DatabaseIdentityTable;
 }
 
 // Rows as stored; the repositories turn JSON columns into domain records (Project,

@@ -11,6 +11,7 @@ import * as m011 from './2026-11-23-011-sms-countries.js';
 import * as m012 from './2026-11-23-012-message-templates.js';
 import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
 import * as m014 from './2026-11-28-014-fewer-index-writes.js';
+import * as m016 from './2026-11-29-016-database-id.js';
 
 /**
  * A migration and whether it is additive: a release that does not know it can still run correctly
@@ -36,6 +37,7 @@ export const migrations: MigrationSet = {
   '2026-11-23-012-message-templates': m012,
   '2026-11-23-013-rate-limits-reset-at': m013,
   '2026-11-28-014-fewer-index-writes': m014,
+  '2026-11-29-016-database-id': m016,
 };
 
 export const migrationProvider: MigrationProvider = {
