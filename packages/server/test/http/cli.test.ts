@@ -532,3 +532,27 @@ describe('tessera on a database migrated by a newer release (docs/OPERATIONS.md,
     }
   });
 });
+
+test('a multi-host TESSERA_DATABASE_URL is refused at once with exit status 2, naming the variable and how to fail over', async () => {
+  const base = { TESSERA_MASTER_KEY: randomBytes(32).toString('base64'), TESSERA_DATABASE_WAIT: '1' };
+  for (const url of [
+    'postgres://tessera:s3cret@db1:5432,db2:5432/tessera?target_session_attrs=read-write',
+    'postgres://db1,db2/tessera',
+  ]) {
+    for (const name of ['TESSERA_DATABASE_URL', 'TESSERA_DATABASE_LISTEN_URL']) {
+      const env = { ...base, TESSERA_DATABASE_URL: 'postgres://tessera@127.0.0.1:1/tessera', [name]: url };
+      const result = await run(['migrate'], env);
+      assertOneLineError(
+        result,
+        2,
+        new RegExp(`^tessera: ${name} names several hosts \\(db1(:5432)?,db2(:5432)?\\).*"Failing over"\\)$`),
+      );
+      assert.doesNotMatch(result.stderr, /s3cret/);
+    }
+  }
+  const broken = await run(['migrate'], {
+    ...base,
+    TESSERA_DATABASE_URL: 'postgres://tessera@db1:99999/tessera',
+  });
+  assertOneLineError(broken, 2, /^tessera: TESSERA_DATABASE_URL is not a valid URL/);
+});
