@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { rotationDelayArg, UsageError, workersArg } from './cli/args.js';
+import { backupCommands } from './cli/backup.js';
 import { projectCommands } from './cli/projects.js';
 import { auditLog, cliConfig, cliLogger, withRuntime } from './cli/runtime.js';
 import { ConfigError } from './config/index.js';
@@ -89,6 +90,7 @@ program
   });
 
 projectCommands(program);
+backupCommands(program);
 
 const keys = program.command('keys').description('manage signing keys');
 keys

@@ -99,6 +99,35 @@ async function migrateWith(db: Pick<Db, 'kysely' | 'dialect'>, options: MigrateO
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** Where the database stands against this release's migrations, changing nothing (restore-check). */
+export interface MigrationStatus {
+  /** This release's migrations not applied yet (`serve` or `migrate` applies them). */
+  pending: string[];
+  /** Applied migrations this release does not know, all additive: it runs against them. */
+  newer: string[];
+  /** Why this release cannot run against the database (SchemaTooNewError's message), if it cannot. */
+  refusal?: string;
+}
+
+export async function migrationStatus(
+  db: Pick<Db, 'kysely' | 'dialect'>,
+  known: MigrationSet = releaseMigrations,
+): Promise<MigrationStatus> {
+  const schema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
+      : undefined;
+  const place: Place = { kysely: db.kysely as Kysely<unknown>, dialect: db.dialect, schema };
+  const applied = await appliedMigrations(place);
+  const pending = Object.keys(known).filter((name) => !applied.includes(name));
+  try {
+    return { pending, newer: await newerMigrations(place, known) };
+  } catch (error) {
+    if (!(error instanceof SchemaTooNewError)) throw error;
+    return { pending, newer: [], refusal: error.message };
+  }
+}
+
 function table(place: Place, name: string) {
   return sql.table(place.schema ? `${place.schema}.${name}` : name);
 }
@@ -130,15 +159,17 @@ async function recordFlags(place: Place, known: MigrationSet): Promise<void> {
   }
 }
 
-async function appliedMigrations(place: Place): Promise<string[]> {
-  const exists =
+async function tableExists(place: Place, name: string): Promise<boolean> {
+  const found =
     place.dialect === 'postgres'
       ? await sql`select 1 from information_schema.tables
-          where table_schema = ${place.schema} and table_name = 'kysely_migration'`.execute(place.kysely)
-      : await sql`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(
-          place.kysely,
-        );
-  if (exists.rows.length === 0) return [];
+          where table_schema = ${place.schema} and table_name = ${name}`.execute(place.kysely)
+      : await sql`select 1 from sqlite_master where type = 'table' and name = ${name}`.execute(place.kysely);
+  return found.rows.length > 0;
+}
+
+async function appliedMigrations(place: Place): Promise<string[]> {
+  if (!(await tableExists(place, 'kysely_migration'))) return [];
   const rows = await sql<{ name: string }>`select name from ${table(place, 'kysely_migration')}`.execute(
     place.kysely,
   );
@@ -154,8 +185,10 @@ async function newerMigrations(place: Place, known: MigrationSet): Promise<strin
   const applied = await appliedMigrations(place);
   const unknown = applied.filter((name) => !Object.hasOwn(known, name));
   if (unknown.length === 0) return [];
-  const flags = await sql<{ name: string; additive: number; release: string }>`
-    select name, additive, release from ${table(place, MIGRATION_FLAGS_TABLE)}`.execute(place.kysely);
+  const flags = (await tableExists(place, MIGRATION_FLAGS_TABLE))
+    ? await sql<{ name: string; additive: number; release: string }>`
+        select name, additive, release from ${table(place, MIGRATION_FLAGS_TABLE)}`.execute(place.kysely)
+    : { rows: [] };
   const byName = new Map(flags.rows.map((r) => [r.name, r]));
   const refused = unknown.filter((name) => Number(byName.get(name)?.additive ?? 0) !== 1);
   if (refused.length > 0) {
