@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { runPrimary } from './cluster.js';
+import { runPrimary, shareDevOutbox } from './cluster.js';
 import type { Config, UnknownVariable } from './config/index.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { connect, type Db, migrate } from './db/connect.js';
@@ -12,7 +12,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './errors.js';
 import { KeyStore } from './keys/key-store.js';
 import { advanceKeys } from './keys/rotation.js';
 import { createLogger } from './logger.js';
-import { createDelivery } from './modules/otp/delivery/index.js';
+import { createDelivery, DevOutbox } from './modules/otp/delivery/index.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 
@@ -254,6 +254,7 @@ async function serveOne(
     serving: true,
   });
   const delivery = createDelivery(config.delivery, logger);
+  if (worker && delivery instanceof DevOutbox) shareDevOutbox(delivery);
   const { app } = await buildApp(config, { ...runtime, delivery });
   if (config.demo && !worker) await ensureDemoProject(config, runtime);
   await app.listen({ host: config.host, port: config.port });
