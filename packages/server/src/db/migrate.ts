@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { type Kysely, Migrator, sql } from 'kysely';
 import { type MigrationSet, migrations as releaseMigrations } from '../migrations/index.js';
-import type { Db } from './connect.js';
+import type { Database } from './schema.js';
+
+/** What migrating needs of a connection (connect.ts's Db; not imported: connect re-exports this). */
+interface Db {
+  kysely: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
+  withoutTimeouts?<T>(fn: (kysely: Kysely<Database>) => Promise<T>): Promise<T>;
+}
 
 /**
  * Where each applied migration's `additive` flag is recorded, by the release that ran it, so that
