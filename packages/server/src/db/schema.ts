@@ -295,6 +295,13 @@ export interface OAuthConsentTable {
   updated_at: number;
 }
 
+/** One row (id 1): a random id made with the database (migration 016); signing-key ids include it. */
+export interface DatabaseIdentityTable {
+  id: number;
+  database_id: string;
+  created_at: number;
+}
+
 export interface Database {
   projects: ProjectTable;
   signing_keys: SigningKeyTable;
@@ -317,6 +324,7 @@ export interface Database {
   oauth_codes: OAuthCodeTable;
   oauth_browser_sessions: OAuthBrowserSessionTable;
   oauth_consents: OAuthConsentTable;
+  database_identity: DatabaseIdentityTable;
 }
 
 // Rows as stored; the repositories turn JSON columns into domain records (Project,
