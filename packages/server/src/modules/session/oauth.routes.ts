@@ -6,10 +6,15 @@ import { OAUTH_CONSUMES, security } from '../../http/openapi.js';
 import { TokenBundle } from '../../http/schemas.js';
 import { clientAddress } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
+import { clientUserIdOf } from '../users/client-user-id.js';
 import { clientFingerprint, type SessionService } from './session.service.js';
 
 const TokenBody = Type.Object({
-  grant_type: Type.String({ maxLength: 100 }),
+  grant_type: Type.Unsafe<'refresh_token'>({
+    type: 'string',
+    enum: ['refresh_token'],
+    description: 'Only the refresh grant: Tessera has no redirect flows',
+  }),
   refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
   client_id: Type.Optional(Type.String({ maxLength: 100 })),
 });
@@ -59,14 +64,9 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
         ...guarded,
       },
       async (request, reply) => {
-        const { grant_type, refresh_token } = request.body;
-        if (grant_type !== 'refresh_token') {
-          throw new OAuthError(
-            400,
-            'unsupported_grant_type',
-            'only grant_type=refresh_token is supported here',
-          );
-        }
+        // grant_type is refresh_token: any other is refused by the body schema's enum, answered
+        // unsupported_grant_type by the family's error handler (oauthErrorHandler).
+        const { refresh_token } = request.body;
         if (!refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
         reply.header('cache-control', 'no-store');
         return session.refresh(
@@ -142,7 +142,7 @@ export function oauthRoutes({ session, hooks }: OAuthRoutesDeps): FastifyPluginA
         const { user } = request.auth;
         return {
           sub: user.id,
-          client_user_id: user.client_user_id ?? user.id,
+          client_user_id: clientUserIdOf(user),
           identifier: user.identifier,
           ...(user.identifier_type === 'email'
             ? { email: user.identifier, email_verified: true }
