@@ -40,6 +40,7 @@ import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { requireBearer } from './plugins/bearer.js';
 import { requireIntegrator } from './plugins/integrator.js';
 import { IpLimiter } from './plugins/ip-limiter.js';
+import { OriginRefusals } from './plugins/origin-refusal.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
 import { limitPerIp, requireProject } from './plugins/request-context.js';
 import { TokenService } from './tokens/token.service.js';
@@ -102,6 +103,8 @@ export interface AppContext {
   usersService: UsersService;
   webhooks: WebhooksService;
   metrics: Metrics;
+  /** Refusals of browser origins a project does not list: the answer, and a rate-limited warning. */
+  originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
   hooks: {
@@ -117,6 +120,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const { db, keys, masterKey } = deps;
   const projectsRepository = new ProjectsRepository(db);
   const projects = new ProjectsService(projectsRepository, now);
+  const originRefusals = new OriginRefusals(now);
   const users = new UsersRepository(db);
   // A batched statement that fails as a whole is retried item by item, which may all succeed: the
   // failure itself is logged, or a batch that always fails would only show as slower writes.
@@ -296,10 +300,11 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
     metrics,
+    originRefusals,
     now,
     hooks: {
-      project: requireProject(projects),
-      bearer: requireBearer(verify, projects, users),
+      project: requireProject(projects, originRefusals),
+      bearer: requireBearer(verify, projects, users, originRefusals),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },

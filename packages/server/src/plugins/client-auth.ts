@@ -2,6 +2,7 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError, TesseraError } from '../errors.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
+import type { OriginRefusals } from './origin-refusal.js';
 import { apiKeyIdOf } from './request-context.js';
 
 declare module 'fastify' {
@@ -71,15 +72,9 @@ async function namedClient(
 }
 
 /** Step 3: a browser's Origin must be one of the client's origins. */
-function checkOrigin(request: FastifyRequest, client: Project): void {
+function checkOrigin(request: FastifyRequest, client: Project, refusals: OriginRefusals): void {
   const origin = request.headers.origin;
-  if (origin && !originAllowed(client, origin)) {
-    throw new OAuthError(
-      403,
-      'invalid_client',
-      "the request's Origin is not one of this client's allowed origins",
-    );
-  }
+  if (origin && !originAllowed(client, origin)) throw refusals.oauth(request.log, origin, client);
 }
 
 /**
@@ -92,17 +87,22 @@ export async function authenticateClient(
   projects: ProjectsService,
   request: FastifyRequest,
   kind: ClientKind,
+  refusals: OriginRefusals,
 ): Promise<Project> {
   const authenticated = await checkCredentials(projects, request, kind);
   if (kind === 'confidential') return authenticated!;
   const client = await namedClient(projects, request, authenticated);
-  checkOrigin(request, client);
+  checkOrigin(request, client, refusals);
   return client;
 }
 
 /** preHandler setting `request.client` (after body validation, since `client_id` may be in the body). */
-export function requireClient(projects: ProjectsService, kind: ClientKind): preHandlerAsyncHookHandler {
+export function requireClient(
+  projects: ProjectsService,
+  kind: ClientKind,
+  refusals: OriginRefusals,
+): preHandlerAsyncHookHandler {
   return async (request) => {
-    request.client = await authenticateClient(projects, request, kind);
+    request.client = await authenticateClient(projects, request, kind, refusals);
   };
 }
