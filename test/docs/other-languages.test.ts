@@ -134,7 +134,12 @@ describe('docs/APPS.md: backends in other languages', () => {
   });
 
   const ORDER = ['valid', 'wrongTyp', 'idToken', 'otherProject', 'expired', 'forged'] as const;
-  const assertOutcomes = (outcomes: Outcome[]) => {
+  /** Checks a program's answer: one JSON outcome a line, in ORDER. */
+  const assertOutcomes = (stdout: string) => {
+    const outcomes = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Outcome);
     assert.equal(outcomes.length, ORDER.length, JSON.stringify(outcomes));
     const [valid, ...refused] = outcomes;
     assert.deepEqual(valid, { ok: true, sub }, 'a valid access token is accepted');
@@ -159,12 +164,7 @@ for line in sys.stdin:
     );
     const ran = await run(python!, [file], { input: ORDER.map((k) => tokens[k]).join('\n') });
     assert.equal(ran.status, 0, ran.stderr);
-    assertOutcomes(
-      ran.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Outcome),
-    );
+    assertOutcomes(ran.stdout);
   });
 
   test('Go (lestrrat-go/jwx, typ checked)', { skip: 'why' in go ? go.why : false }, async () => {
@@ -217,11 +217,6 @@ func main() {
       input: ORDER.map((k) => tokens[k]).join('\n'),
     });
     assert.equal(ran.status, 0, ran.stderr);
-    assertOutcomes(
-      ran.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Outcome),
-    );
+    assertOutcomes(ran.stdout);
   });
 });

@@ -5,17 +5,14 @@
  * which is what a request the page's CSP blocked leaves behind): all must stay on the origin.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { startServer, type TestServer } from '../helpers/harness.js';
 
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
-const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
-const missing = !existsSync(CHROMIUM);
-if (missing && !required)
-  console.log(`# browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
+const skip = chromiumSkip();
 const ARTEFACTS = join(process.cwd(), 'test-artifacts', 'docs-page');
 
 interface Recorded {
@@ -25,26 +22,13 @@ interface Recorded {
   lastAction?: string;
 }
 
-describe('/docs in headless Chromium', {
-  skip: missing && !required ? `${CHROMIUM} not found` : false,
-}, () => {
+describe('/docs in headless Chromium', { skip }, () => {
   let server: TestServer;
   let browser: Browser;
   before(async () => {
     mkdirSync(ARTEFACTS, { recursive: true });
     server = await startServer('sqlite');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -99,7 +83,7 @@ describe('/docs in headless Chromium', {
         const button = buttons.nth(i);
         const label = (
           (await button.getAttribute('aria-label').catch(() => null)) ??
-          (await button.innerText({ timeout: 1000 }).catch(() => '')) ??
+          (await button.textContent({ timeout: 1000 }).catch(() => '')) ??
           ''
         )
           .trim()

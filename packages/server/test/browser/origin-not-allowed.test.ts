@@ -5,36 +5,14 @@
  * naming the page's origin; the same page on a listed origin signs in.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { bundleClient } from '../../src/modules/dev/dev.routes.js';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../helpers/harness.js';
 
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
-const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
-const missing = !existsSync(CHROMIUM);
-if (missing && !required)
-  console.log(`# browser tests skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
-const CLIENT_ENTRY = fileURLToPath(new URL('../../../client/src/index.ts', import.meta.url));
-
-/** The SDK as a browser loads it: bundled from its source, as the demo page's is. */
-async function sdkBundle(): Promise<string> {
-  const result = await build({
-    entryPoints: [CLIENT_ENTRY],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    conditions: ['tessera-source'],
-    write: false,
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
-}
-
+const skip = chromiumSkip();
 /** An app's page: starts an OTP sign-in with the SDK and records the outcome on `window.outcome`. */
 const page = (issuer: string, apiKeyId: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>App</title></head><body><main><h1>App</h1></main>
@@ -49,16 +27,16 @@ try {
 }
 </script></body></html>`;
 
-describe('an app on an origin its project does not list, in headless Chromium', {
-  skip: missing && !required ? `${CHROMIUM} not found` : false,
-}, () => {
+describe('an app on an origin its project does not list, in headless Chromium', { skip }, () => {
   let server: TestServer;
   let app: Server;
   let appOrigin: string;
   let browser: Browser;
   before(async () => {
     server = await startServer('sqlite');
-    const sdk = await sdkBundle();
+    // The SDK as a browser loads it: bundled from its source, as the demo page's is.
+    const sdk = await bundleClient();
+    assert.ok(sdk, 'the client SDK bundles');
     const port = await freePort();
     appOrigin = `http://localhost:${port}`;
     app = createServer((request, response) => {
@@ -71,18 +49,7 @@ describe('an app on an origin its project does not list, in headless Chromium', 
       } else response.writeHead(404).end();
     });
     await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -32,7 +32,7 @@ const CLIENT_ENTRY = fileURLToPath(new URL('../../../../client/src/index.ts', im
  * The client SDK bundled for the demo page, built once from its TypeScript source with esbuild
  * (a development dependency: without it, or outside a checkout, the demo is not served).
  */
-async function bundleClient(): Promise<Buffer | undefined> {
+export async function bundleClient(): Promise<Buffer | undefined> {
   if (!existsSync(CLIENT_ENTRY)) return undefined;
   try {
     const esbuild = await import('esbuild');
