@@ -128,12 +128,17 @@ const OAUTH_CODES: Readonly<Record<string, ErrorCode>> = {
   temporarily_unavailable: ErrorCodes.serviceUnavailable,
 };
 
-/** The typed error for a non-2xx answer: a problem document, an OAuth error, or neither. */
-export function errorFromAnswer(status: number, body: unknown): TesseraClientError {
+/**
+ * The typed error for a non-2xx answer: a problem document, an OAuth error, or neither. `origin`
+ * is the page's own, named in the detail of `origin_not_allowed` (the service never quotes it).
+ */
+export function errorFromAnswer(status: number, body: unknown, origin?: string): TesseraClientError {
   const doc = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   if (typeof doc.code === 'string') {
     const code = KNOWN_CODES.has(doc.code) ? (doc.code as ClientErrorCode) : fallbackCode(status);
-    const detail = typeof doc.detail === 'string' ? doc.detail : `the service answered ${status}`;
+    const given = typeof doc.detail === 'string' ? doc.detail : `the service answered ${status}`;
+    const detail =
+      code === ErrorCodes.originNotAllowed && origin ? `${given} (this page's origin: ${origin})` : given;
     const retryAfter = typeof doc.retry_after === 'number' ? doc.retry_after : undefined;
     const attemptsLeft = typeof doc.attempts_left === 'number' ? doc.attempts_left : undefined;
     return new TesseraClientError(code, detail, {

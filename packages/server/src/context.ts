@@ -45,6 +45,7 @@ import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { requireBearer } from './plugins/bearer.js';
 import { requireIntegrator } from './plugins/integrator.js';
 import { IpLimiter } from './plugins/ip-limiter.js';
+import { OriginRefusals } from './plugins/origin-refusal.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
 import { limitPerIp, requireProject } from './plugins/request-context.js';
 import { TokenService } from './tokens/token.service.js';
@@ -114,6 +115,8 @@ export interface AppContext {
   metrics: Metrics;
   /** Database outages, logged once each; readiness reads it (db/outage.ts). */
   outage: DatabaseOutage;
+  /** Refusals of browser origins a project does not list: the answer, and a rate-limited warning. */
+  originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
   hooks: {
@@ -129,6 +132,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const { db, keys, masterKey } = deps;
   const projectsRepository = new ProjectsRepository(db);
   const projects = new ProjectsService(projectsRepository, now);
+  const originRefusals = new OriginRefusals(now, new URL(config.issuer).origin);
   const users = new UsersRepository(db);
   // A batched statement that fails as a whole is retried item by item, which may all succeed: the
   // failure itself is logged, or a batch that always fails would only show as slower writes.
@@ -353,10 +357,11 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     authorizeRepository,
     metrics,
     outage,
+    originRefusals,
     now,
     hooks: {
-      project: requireProject(projects, new URL(config.issuer).origin),
-      bearer: requireBearer(verify, projects, users, new URL(config.issuer).origin),
+      project: requireProject(projects, originRefusals),
+      bearer: requireBearer(verify, projects, users, originRefusals),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },

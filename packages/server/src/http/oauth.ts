@@ -9,11 +9,11 @@ import {
 import { introspectionRoutes } from '../modules/session/introspection.routes.js';
 import { oauthRoutes } from '../modules/session/oauth.routes.js';
 import { requireClient } from '../plugins/client-auth.js';
-import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
+import { corsHook, preflightRoutes } from '../plugins/cors.js';
 import { oauthErrorHandler, oauthNotFound } from '../plugins/error-handler.js';
 import { limitPerIp } from '../plugins/request-context.js';
 import { documentErrors } from './openapi.js';
-import { notFoundUnder } from './scope.js';
+import { browserOrigins, notFoundUnder } from './scope.js';
 
 /**
  * The OAuth family (`/oauth/*`): RFC 6749 errors, never cached. Token, revocation and
@@ -30,7 +30,7 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await notFoundUnder(scope, ['/oauth/'], oauthNotFound);
 
     await scope.register(async (browser) => {
-      browser.addHook('onRequest', corsHook(projectOrigins((origin) => ctx.projects.isKnownOrigin(origin))));
+      browser.addHook('onRequest', corsHook(browserOrigins(ctx, 'oauth')));
       const paths = ['/oauth/token', '/oauth/revoke', '/oauth/userinfo'];
       preflightRoutes(browser, paths, oauthNotFound);
       await browser.register(
@@ -40,7 +40,7 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
           hooks: {
             ipLimit: ctx.hooks.ipLimit,
             bearer: ctx.hooks.bearer,
-            client: requireClient(ctx.projects, 'public', ctx.clients, new URL(ctx.config.issuer).origin),
+            client: requireClient(ctx.projects, 'public', ctx.originRefusals, ctx.clients),
           },
         }),
       );
@@ -58,7 +58,7 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await scope.register(
       introspectionRoutes({
         session: ctx.session,
-        client: requireClient(ctx.projects, 'confidential'),
+        client: requireClient(ctx.projects, 'confidential', ctx.originRefusals),
       }),
     );
   };

@@ -1,11 +1,12 @@
 import { type AccessTokenClaims, ErrorCodes } from '@tessera/core';
 import type { FastifyRequest } from 'fastify';
 import type { User } from '../db/schema.js';
-import { forbidden, TesseraError } from '../errors.js';
-import { originAllowed, type Project } from '../modules/projects/project.js';
+import { TesseraError } from '../errors.js';
+import type { Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { UsersRepository } from '../modules/users/users.repository.js';
 import type { VerifyService } from '../modules/verify/verify.service.js';
+import type { OriginRefusals } from './origin-refusal.js';
 import { apiKeyIdOf } from './request-context.js';
 
 export interface Authenticated {
@@ -31,8 +32,7 @@ export function requireBearer(
   verify: VerifyService,
   projects: ProjectsService,
   users: UsersRepository,
-  /** The issuer's origin: its hosted pages act for every project (issue 31). */
-  hostedOrigin?: string,
+  refusals: OriginRefusals,
 ) {
   return async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization;
@@ -54,12 +54,7 @@ export function requireBearer(
     if (!project || !user || user.project_id !== project.id)
       throw invalidToken('the user of this token no longer exists');
     const origin = request.headers.origin;
-    if (origin && !originAllowed(project, origin, hostedOrigin)) {
-      throw forbidden(
-        "the request's Origin is not one of this project's allowed origins",
-        ErrorCodes.originNotAllowed,
-      );
-    }
+    if (origin && !refusals.allowed(project, origin)) throw refusals.problem(request.log, origin, project);
     request.auth = { project, user, claims: result.claims };
   };
 }

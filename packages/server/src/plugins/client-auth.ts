@@ -4,6 +4,7 @@ import type { OAuthClient } from '../modules/clients/client.js';
 import { type ClientsService, isClientId } from '../modules/clients/clients.service.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
+import type { OriginRefusals } from './origin-refusal.js';
 import { apiKeyIdOf } from './request-context.js';
 
 declare module 'fastify' {
@@ -75,15 +76,9 @@ async function namedClient(
 }
 
 /** Step 3: a browser's Origin must be one of the client's origins (or the hosted pages'). */
-function checkOrigin(request: FastifyRequest, client: Project, hostedOrigin?: string): void {
+function checkOrigin(request: FastifyRequest, client: Project, refusals: OriginRefusals): void {
   const origin = request.headers.origin;
-  if (origin && !originAllowed(client, origin, hostedOrigin)) {
-    throw new OAuthError(
-      403,
-      'invalid_client',
-      "the request's Origin is not one of this client's allowed origins",
-    );
-  }
+  if (origin && !refusals.allowed(client, origin)) throw refusals.oauth(request.log, origin, client);
 }
 
 const invalidClient = (description: string) =>
@@ -149,12 +144,12 @@ export async function authenticateClient(
   projects: ProjectsService,
   request: FastifyRequest,
   kind: ClientKind,
-  hostedOrigin?: string,
+  refusals: OriginRefusals,
 ): Promise<Project> {
   const authenticated = await checkCredentials(projects, request, kind);
   if (kind === 'confidential') return authenticated!;
   const client = await namedClient(projects, request, authenticated);
-  checkOrigin(request, client, hostedOrigin);
+  checkOrigin(request, client, refusals);
   return client;
 }
 
@@ -162,8 +157,8 @@ export async function authenticateClient(
 export function requireClient(
   projects: ProjectsService,
   kind: ClientKind,
+  refusals: OriginRefusals,
   clients?: ClientsService,
-  hostedOrigin?: string,
 ): preHandlerAsyncHookHandler {
   return async (request) => {
     const registered =
@@ -173,6 +168,6 @@ export function requireClient(
       request.oauthClient = registered.client;
       return;
     }
-    request.client = await authenticateClient(projects, request, kind, hostedOrigin);
+    request.client = await authenticateClient(projects, request, kind, refusals);
   };
 }

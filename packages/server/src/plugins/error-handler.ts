@@ -119,8 +119,19 @@ const OAUTH_ERRORS: Partial<Record<string, string>> = {
   [ErrorCodes.serviceUnavailable]: 'temporarily_unavailable',
 };
 
+/** A body whose grant_type is not in the schema's enum (RFC 6749 §5.2: unsupported_grant_type). */
+function isUnsupportedGrant(error: FastifyError): boolean {
+  const first = error.validation?.[0];
+  return (
+    error.validationContext === 'body' && first?.instancePath === '/grant_type' && first.keyword === 'enum'
+  );
+}
+
 /** RFC 6749 §5.2 `{ error, error_description }`, never cached: the `/oauth/*` format. */
-export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+export function oauthErrorHandler(raised: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const error = isUnsupportedGrant(raised)
+    ? new OAuthError(400, 'unsupported_grant_type', 'only grant_type=refresh_token is supported here')
+    : raised;
   if (error instanceof OAuthError) {
     rememberProblem(request, error.error);
     return reply

@@ -11,6 +11,7 @@ import { randomToken } from '../crypto/random.js';
 import type { Session, User } from '../db/schema.js';
 import type { KeyStore } from '../keys/key-store.js';
 import type { Project } from '../modules/projects/project.js';
+import { clientUserIdOf } from '../modules/users/client-user-id.js';
 import { signJwt } from './jwt.js';
 
 /** Where the integrator's custom claims come from (the claims module); none by default. */
@@ -77,7 +78,7 @@ export class TokenService {
     const custom = customClaims ?? (await this.claims.forUser(project.id, user.id));
     const key = this.keys.signingKey();
     const iat = Math.floor(this.now() / 1000);
-    const clientUserId = user.client_user_id ?? user.id;
+    const clientUserId = clientUserIdOf(user);
     const accessToken = signJwt(
       { alg: 'ES256', kid: key.kid, typ: ACCESS_TOKEN_TYP },
       {

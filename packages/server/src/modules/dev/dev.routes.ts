@@ -34,7 +34,7 @@ const UI_ENTRY = fileURLToPath(new URL('../../../../ui/src/index.ts', import.met
  * bundled for the demo page as one module, built once from their TypeScript sources with esbuild
  * (a development dependency: without it, or outside a checkout, the demo is not served).
  */
-async function bundleClient(): Promise<Buffer | undefined> {
+export async function bundleClient(): Promise<Buffer | undefined> {
   if (!existsSync(CLIENT_ENTRY) || !existsSync(UI_ENTRY)) return undefined;
   try {
     const esbuild = await import('esbuild');

@@ -7,10 +7,15 @@ import { TokenBundle } from '../../http/schemas.js';
 import { clientAddress } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { AuthorizeService } from '../authorize/authorize.service.js';
+import { clientUserIdOf } from '../users/client-user-id.js';
 import { clientFingerprint, type SessionService } from './session.service.js';
 
 const TokenBody = Type.Object({
-  grant_type: Type.String({ maxLength: 100 }),
+  grant_type: Type.Unsafe<'refresh_token' | 'authorization_code'>({
+    type: 'string',
+    enum: ['refresh_token', 'authorization_code'],
+    description: 'refresh_token, or authorization_code for a registered OAuth client',
+  }),
   refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
   client_id: Type.Optional(Type.String({ maxLength: 100 })),
   /** A confidential OAuth client registered with client_secret_post. */
@@ -152,7 +157,7 @@ export function oauthRoutes({ session, authorize, hooks }: OAuthRoutesDeps): Fas
         const { user } = request.auth;
         return {
           sub: user.id,
-          client_user_id: user.client_user_id ?? user.id,
+          client_user_id: clientUserIdOf(user),
           identifier: user.identifier,
           ...(user.identifier_type === 'email'
             ? { email: user.identifier, email_verified: true }
