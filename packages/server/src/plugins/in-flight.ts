@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -55,6 +56,18 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
   const byConnection = new WeakMap<object, Set<FastifyReply>>();
   /** The same sets, while their connection is open: walked once, when closing begins. */
   const openConnections = new Set<Set<FastifyReply>>();
+  // Keep-alive connections that have served a request, with the number of their answers not yet
+  // finished: at the drain, those with none are idle and closed first. A connection that has not
+  // sent its first request yet is left alone, so that request gets the drain's 503, not a reset.
+  const served = new Map<Socket, number>();
+  app.server.on('request', (request, response) => {
+    const socket = request.socket;
+    if (!served.has(socket)) socket.once('close', () => served.delete(socket));
+    served.set(socket, (served.get(socket) ?? 0) + 1);
+    response.once('close', () => {
+      if (served.has(socket)) served.set(socket, (served.get(socket) ?? 1) - 1);
+    });
+  });
   let open = 0;
   /** Requests counted by `enter` and not yet by `leave`. */
   let entered = 0;
@@ -176,7 +189,7 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
     // Idle keep-alive connections close first, before their clients send anything more on them:
     // closed only at the end of the drain, a request sent just then met a closed socket (a 502
     // behind a proxy, not retried for a POST) instead of this 503.
-    app.server.closeIdleConnections?.();
+    for (const [socket, answering] of served) if (answering === 0) socket.destroy();
     if (!(await inFlight.drained(drainTimeoutMs)))
       app.log.warn(
         { requests: count() },
