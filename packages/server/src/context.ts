@@ -2,6 +2,7 @@ import type { onRequestAsyncHookHandler, onRouteHookHandler, preHandlerAsyncHook
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
+import { ClockSkew } from './db/clock-skew.js';
 import type { Db } from './db/connect.js';
 import type { NoticeListener } from './db/notifications.js';
 import { DatabaseOutage } from './db/outage.js';
@@ -143,7 +144,21 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         { err: error, size },
         `a batch of ${what} failed as a whole; retrying them one by one`,
       );
+  // The leeway /verify allows is what a skew may reach before tokens are refused elsewhere.
+  const clockSkew = new ClockSkew(Math.max(1, config.clockLeeway) * 1000, now, {
+    skewed: (skewMs, thresholdMs) =>
+      deps.logger.warn(
+        { skewSeconds: skewMs / 1000, thresholdSeconds: thresholdMs / 1000 },
+        `this instance's clock is ${Math.abs(skewMs / 1000).toFixed(1)} s ${skewMs > 0 ? 'ahead of' : 'behind'} the database's (more than TESSERA_CLOCK_LEEWAY): other instances may refuse its tokens as not yet valid, and refresh retries may be taken for reuse; synchronize the clocks (NTP)`,
+      ),
+    recovered: (skewMs) =>
+      deps.logger.info(
+        { skewSeconds: skewMs / 1000 },
+        "this instance's clock agrees with the database's again",
+      ),
+  });
   const sessions = new SessionRepository(db, {
+    onDatabaseClock: (databaseMs, roundTripMs) => clockSkew.sample(databaseMs, roundTripMs),
     onBatchFailed: batchFailed('refresh grants'),
     // A rotation that committed after its grant answered 503: its retry is kept from "reuse".
     onLateRotation: (count, error) =>
@@ -175,6 +190,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const outage = new DatabaseOutage(() => db.ping(), deps.logger, { now });
   // SQLite: a write that commits ends a storage-full episode.
   db.onBatchCommit?.(() => outage.wrote());
+  metrics.watchClockSkew(clockSkew);
   const ipLimiter = new IpLimiter(db, now, undefined, undefined, {
     syncFailed: (error, streak) => {
       metrics.ipLimitSyncFailures.inc();

@@ -120,7 +120,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly clockSkew = new Gauge({
+    name: 'tessera_database_clock_skew_seconds',
+    help: "This instance's clock minus the database's, read by the last refresh grant (PostgreSQL; positive: ahead)",
+    registers: [this.registry],
+    collect: () => {
+      const seconds = this.#skew?.seconds;
+      if (seconds !== undefined) this.clockSkew.set(seconds);
+    },
+  });
+
   #database: DbSource | undefined;
+  #skew: { readonly seconds: number | undefined } | undefined;
+
+  /** Serves the instance's clock skew against the database (db/clock-skew.ts) at each scrape. */
+  watchClockSkew(skew: { readonly seconds: number | undefined }): void {
+    this.#skew = skew;
+  }
 
   /** Samples the database's pool at each scrape, and (SQLite) counts group commits. */
   watchDatabase(db: DbSource): void {

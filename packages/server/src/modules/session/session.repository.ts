@@ -324,6 +324,15 @@ export interface RefreshFound {
   claims: CustomClaims;
 }
 
+/**
+ * The database's clock (epoch ms) as a grant statement returns it, for the instance's clock skew
+ * (db/clock-skew.ts): read by the rotation anyway (`tookEffect`), one column more.
+ */
+const databaseClock = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint as db_clock`;
+interface DatabaseClock {
+  db_clock: number;
+}
+
 /** The columns `refreshContext` and `currentRotation` read. */
 type RefreshContextRow = Awaited<ReturnType<typeof refreshContext>>['rows'][number];
 
@@ -391,7 +400,7 @@ const currentRotation = prepared(
     eventId: string,
     eventAt: number,
     sentAt: number,
-  ) => sql<RefreshContextRow>`with
+  ) => sql<RefreshContextRow & DatabaseClock>`with
   rotated as (
     update refresh_tokens as t
     set rotated_at = ${tookEffect(now, sentAt)}, successor_enc = ${successorEnc}, rotated_by = ${rotatedBy}
@@ -416,7 +425,7 @@ const currentRotation = prepared(
     s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id, s.passkey_id,
     s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
     s.revoked_reason, s.client_id, s.scope, s.resource, u.identifier, u.identifier_type,
-    u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims
+    u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims, ${databaseClock}
   from rotated as r
   join refresh_tokens as t on t.id = ${oldId}
   join sessions as s on s.id = r.session_id
@@ -500,7 +509,7 @@ const batchedRotation = prepared(
     eventIds: string[],
     eventAts: number[],
     sentAt: number,
-  ) => sql<RefreshContextRow & { successor_id: string }>`with
+  ) => sql<RefreshContextRow & DatabaseClock & { successor_id: string }>`with
   input as (
     select * from unnest(${oldIds}::text[], ${secretHashes}::text[], ${projectIds}::text[],
       ${nows}::bigint[], ${successorEncs}::text[], ${rotatedBys}::text[], ${successorIds}::text[],
@@ -550,7 +559,7 @@ const batchedRotation = prepared(
   select successor_id, secret_hash, t_expires_at, rotated_at, t_successor_enc as successor_enc,
     t_rotated_by as rotated_by, s_id, project_id, user_id, auth_method, auth_time, device_id,
     passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, client_id, scope, resource,
-    identifier, identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
+    identifier, identifier_type, client_user_id, u_created_at, last_sign_in_at, claims, ${databaseClock}
   from rotated`,
 );
 
@@ -579,6 +588,11 @@ export interface SessionRepositoryOptions {
    * successors re-stamped so the client's retry finds them, or `error` if that failed.
    */
   onLateRotation?: (count: number, error?: unknown) => void;
+  /**
+   * The database's clock as a grant statement read it (`databaseMs`, epoch ms), with the
+   * statement's round trip on this instance (ms): see db/clock-skew.ts.
+   */
+  onDatabaseClock?: (databaseMs: number, roundTripMs: number) => void;
 }
 
 export class SessionRepository {
@@ -592,6 +606,7 @@ export class SessionRepository {
     onBatchFailed: (error, size) => this.options.onBatchFailed?.(error, size),
     many: async (grants) => {
       const column = <K extends keyof Grant>(key: K) => grants.map((g) => g[key]);
+      const started = performance.now();
       const sentAt = Date.now();
       const byId = new Map(grants.map((g) => [g.successorId, g.now]));
       const created = (rows: readonly unknown[]) =>
@@ -615,12 +630,14 @@ export class SessionRepository {
           sentAt,
         ),
       );
+      this.#readClock(rows[0], started);
       // Rows only: turning a row into its context (parsing the claims) could fail after the
       // commit, which `many` must not (TurnBatch would retry grants that already rotated).
       const won = new Map(rows.map((r) => [r.successor_id, r]));
       return grants.map((grant) => won.get(grant.successorId));
     },
     alone: async (grant) => {
+      const started = performance.now();
       const sentAt = Date.now();
       const created = (rows: readonly unknown[]) =>
         rows.length > 0 ? [{ id: grant.successorId, now: grant.now }] : [];
@@ -642,6 +659,7 @@ export class SessionRepository {
           ),
         )
       ).rows;
+      this.#readClock(r, started);
       return r;
     },
   });
@@ -650,6 +668,11 @@ export class SessionRepository {
     private readonly db: Db,
     private readonly options: SessionRepositoryOptions = {},
   ) {}
+
+  /** Hands the database's clock a grant statement returned to `onDatabaseClock`. */
+  #readClock(row: DatabaseClock | undefined, started: number): void {
+    if (row) this.options.onDatabaseClock?.(row.db_clock, performance.now() - started);
+  }
 
   /**
    * PostgreSQL: runs a rotation statement so that, if it commits only after the grant answered
