@@ -73,7 +73,12 @@ async function buildCjs(dir) {
     const code = readFileSync(join(dist, file), 'utf8');
     mkdirSync(dirname(join(out, file)), { recursive: true });
     if (file.endsWith('.d.ts')) {
-      writeFileSync(join(out, file), code);
+      // In a CommonJS declaration file "require" is the default resolution mode already, and
+      // TypeScript before 5.3 refuses resolution-mode outside node16/nodenext (TS1452).
+      writeFileSync(
+        join(out, file),
+        code.replace(/^(\/\/\/ <reference types="[^"]+") resolution-mode="require"\s*\/>/gm, '$1 />'),
+      );
       continue;
     }
     const usesMeta = code.includes('import.meta');
