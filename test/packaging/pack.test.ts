@@ -335,14 +335,7 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
         const tsc = version === 'current' ? join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc') : tscOld;
         const config =
           version === 'current' ? `tsconfig.cjs-${setting}.json` : `tsconfig.cjs-${setting}-5.0.json`;
-        const result = await run(process.execPath, [tsc, '-p', config], {
-          cwd: appDir,
-          env: CHILD_ENV,
-        }).then(
-          () => '',
-          (err: { stdout?: string }) => err.stdout || String(err),
-        );
-        assert.equal(result, '', 'tsc reports no errors');
+        assert.equal(await tscErrors(tsc, config), '', 'tsc reports no errors');
       });
     }
   }
@@ -362,14 +355,7 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
 
   it('type-checks as TypeScript from an ESM file', async () => {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
-      cwd: appDir,
-      env: CHILD_ENV,
-    }).then(
-      () => '',
-      (err: { stdout?: string }) => err.stdout || String(err),
-    );
-    assert.equal(result, '', 'tsc reports no errors');
+    assert.equal(await tscErrors(tsc, 'tsconfig.json'), '', 'tsc reports no errors');
   });
 
   for (const [kind, file] of [
@@ -460,6 +446,14 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
       await page.close();
     }
   });
+
+  /** What a TypeScript compiler reports for a project of the app ('' when it reports nothing). */
+  function tscErrors(tsc: string, config: string): Promise<string> {
+    return run(process.execPath, [tsc, '-p', config], { cwd: appDir, env: CHILD_ENV }).then(
+      () => '',
+      (err: { stdout?: string }) => err.stdout || String(err),
+    );
+  }
 
   /** The package.json of an installed package (undefined when the app did not install it). */
   function installedManifest(name: string): Record<string, unknown> | undefined {
