@@ -63,9 +63,10 @@ export function createApp(options: SsrOptions): Express {
 <form method="post" action="/auth/otp/complete">${csrfField(req)}
 <input type="hidden" name="challenge_id" value="${esc(challenge)}">
 <input type="hidden" name="redirect_to" value="/account">
-<input type="hidden" name="error_to" value="/signin">
+<input type="hidden" name="error_to" value="/signin/code">
 <label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required></label>
-<button type="submit">Sign in</button></form>`,
+<button type="submit">Sign in</button></form>
+<p><a href="/signin">Use another address or get a new code</a></p>`,
       ),
     );
   });

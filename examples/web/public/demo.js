@@ -11,9 +11,7 @@ if (config.api_key_id && !$('apiKeyId').value) $('apiKeyId').value = config.api_
 
 let client = null;
 let renewals = 0;
-let challengeId = null;
-/** Cancels the passkey offer in the identifier's autofill (conditional UI) once signed in. */
-let autofill = null;
+const signIn = $('signIn');
 
 function status(text, kind = '') {
   $('status').textContent = text;
@@ -64,6 +62,21 @@ function fill(list, rows) {
       return [el('dt', k), dd];
     }),
   );
+}
+
+/**
+ * Why a call to the sample backend failed: a browser reports a refused CORS check and a server
+ * that is not there alike (a TypeError). A request the page cannot read (`no-cors`) still tells
+ * them apart: it succeeds when the backend answered.
+ */
+async function unreachable(api) {
+  const answered = await fetch(`${api}/api/greeting`, { mode: 'no-cors' }).then(
+    () => true,
+    () => false,
+  );
+  return answered
+    ? `The sample backend at ${api} answered but refused this page's origin (CORS): start it with ALLOWED_ORIGIN=${location.origin}.`
+    : `The sample backend is not running at ${api} (npm start -w examples/express-api).`;
 }
 
 const time = (iso) => (iso ? new Date(iso).toLocaleString() : 'never');
@@ -194,47 +207,27 @@ async function showUser() {
   ]);
 }
 
-/** Offers passkeys in the identifier's autofill while signed out, where the browser can. */
-async function offerAutofill() {
-  if (autofill || !$('autofillOn').checked || !(await client.passkeys.browserSupportsAutofill())) return;
-  $('autofillHint').hidden = false;
-  const controller = new AbortController();
-  autofill = controller;
-  try {
-    await client.passkeys.signInWithAutofill({ signal: controller.signal });
-    status('Signed in with a passkey from the autofill.', 'ok');
-  } catch (error) {
-    // Cancelled: signed in another way, or a modal passkey prompt took over.
-    if (!isTesseraClientError(error, 'webauthn_cancelled')) status(explain(error), 'error');
-  } finally {
-    if (autofill === controller) autofill = null;
-  }
-}
-
 /** Shows the signed-in or signed-out state; `full` also asks the service what is set up. */
 async function render(claims, full) {
   $('signedIn').hidden = !claims;
   $('signedOut').hidden = Boolean(claims);
   showStored();
   if (claims) {
-    autofill?.abort();
     showClaims(claims);
     if (full)
       await Promise.all([showSetup(), showUser(), showTokens()]).catch((e) => status(explain(e), 'error'));
     return;
   }
-  const deviceId = await client.devices.currentId();
-  $('deviceSignIn').hidden = !deviceId;
-  $('pinRow').hidden = !deviceId;
-  void offerAutofill();
+  // Signed out: the element starts over (a trusted device, the PIN, or the identifier).
+  signIn.reset();
 }
 
 function connect() {
   const apiKeyId = $('apiKeyId').value.trim();
   if (!apiKeyId) return;
-  autofill?.abort();
   client?.close();
   client = createTesseraClient({ issuer, apiKeyId });
+  signIn.client = client;
   // initialSession first (what storage holds at load), then every change, from any tab.
   client.onAuthStateChange(async (event) => {
     if (event.type === 'refreshed') $('renewals').textContent = String(++renewals);
@@ -243,9 +236,28 @@ function connect() {
   });
 }
 $('apiKeyId').addEventListener('change', connect);
-$('autofillOn').addEventListener('change', async () => {
-  if (!$('autofillOn').checked) autofill?.abort();
-  else if (client && !(await client.isSignedIn())) void offerAutofill();
+const autofillAttribute = () =>
+  $('autofillOn').checked ? signIn.removeAttribute('autofill') : signIn.setAttribute('autofill', 'off');
+$('autofillOn').addEventListener('change', autofillAttribute);
+autofillAttribute();
+
+// What the element does, in the page's status line and event log.
+const SIGNED_IN = {
+  OTP: 'Signed in with a one-time code.',
+  'TRUSTED DEVICE': 'Signed in with this trusted device.',
+  PIN: 'Signed in with the device and the PIN.',
+  BIOMETRIC: 'Signed in with a passkey.',
+};
+signIn.addEventListener('step', (event) => {
+  if (event.detail.step === 'code') status('Code sent; see the development outbox.', 'ok');
+});
+signIn.addEventListener('signed-in', (event) =>
+  status(SIGNED_IN[event.detail.authMethod] ?? 'Signed in.', 'ok'),
+);
+// The element shows the message; the page adds the code and the SDK's detail, for developers.
+signIn.addEventListener('error', (event) => {
+  const { message, code, detail } = event.detail;
+  status(`${message} (${code}: ${detail})`, 'error');
 });
 connect();
 // The current client, for the browser console and the end-to-end tests.
@@ -262,31 +274,6 @@ setInterval(async () => {
     await client.getAccessToken().catch(() => {});
 }, 2000);
 
-$('otpStart').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  try {
-    const started = await client.otp.start($('identifier').value);
-    challengeId = started.challengeId;
-    $('otpComplete').hidden = false;
-    $('code').focus();
-    status(`Code sent by ${started.channel}; see the development outbox.`, 'ok');
-  } catch (error) {
-    status(explain(error), 'error');
-  }
-});
-
-$('otpComplete').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  try {
-    await client.otp.complete(challengeId, $('code').value.trim());
-    $('otpComplete').hidden = true;
-    $('code').value = '';
-    status('Signed in with a one-time code.', 'ok');
-  } catch (error) {
-    status(explain(error), 'error');
-  }
-});
-
 action('verifyBtn', async () => {
   const answer = await client.verify();
   status(
@@ -298,7 +285,7 @@ action('verifyBtn', async () => {
 action('apiBtn', async () => {
   const response = await client.fetch(`${sampleApi}/api/greeting`).catch(() => null);
   if (!response) {
-    status(`The sample backend is not running at ${sampleApi} (npm start -w examples/express-api).`, 'error');
+    status(await unreachable(sampleApi), 'error');
     return;
   }
   const body = await response.json().catch(() => ({}));
@@ -350,20 +337,4 @@ action('registerPasskey', async () => {
   const passkey = await client.passkeys.register('Demo passkey');
   status(`Passkey added (${passkey.name}).`, 'ok');
   await showSetup();
-});
-
-action('deviceSignIn', async () => {
-  await client.devices.signIn();
-  status('Signed in with this trusted device.', 'ok');
-});
-
-action('pinRow', async () => {
-  await client.pin.signIn($('pinSignInValue').value.trim());
-  $('pinSignInValue').value = '';
-  status('Signed in with the device and the PIN.', 'ok');
-});
-
-action('passkeySignIn', async () => {
-  await client.passkeys.signIn();
-  status('Signed in with a passkey.', 'ok');
 });

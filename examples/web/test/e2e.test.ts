@@ -63,6 +63,7 @@ describe('demo app in headless Chromium', {
   let step = 0;
   let authenticatorId: string;
   let clearPasskeys: () => Promise<void>;
+  let apiPort: number;
 
   const shot = async (p: Page, name: string) => {
     await p.screenshot({
@@ -95,6 +96,24 @@ describe('demo app in headless Chromium', {
   const statusHas = (p: Page, text: string | RegExp) =>
     p.getByTestId('status').filter({ hasText: text }).waitFor({ timeout: 15_000 });
   const renewals = async (p: Page) => Number(await p.getByTestId('renewals').textContent());
+  /** The sign-in element's controls (in its shadow root). */
+  const ui = (p: Page, selector: string) => p.locator(`tessera-sign-in ${selector}`);
+  const uiStep = (p: Page, step: string) =>
+    p.waitForFunction(
+      (s) => (document.querySelector('tessera-sign-in') as unknown as { step: string }).step === s,
+      step,
+      {
+        timeout: 15_000,
+      },
+    );
+  /** Signs in by code through the element (the code is sent as soon as it is complete). */
+  const signInByCode = async (p: Page, identifier: string, to = identifier.toLowerCase()) => {
+    await uiStep(p, 'identifier');
+    await ui(p, '#identifier').fill(identifier);
+    await ui(p, 'button[type=submit]').click();
+    await statusHas(p, 'Code sent');
+    await ui(p, '#code').fill(server.lastCode(to));
+  };
   /** The page client's access token (renewed first if due, as getAccessToken() does). */
   const accessToken = (p: Page) =>
     p.evaluate(() => (globalThis as unknown as DemoWindow).tesseraDemo.client.getAccessToken());
@@ -136,7 +155,7 @@ describe('demo app in headless Chromium', {
     // This run's screenshots only: a stale one of an earlier run must not pass for a step of this one.
     rmSync(ARTEFACTS, { recursive: true, force: true });
     mkdirSync(ARTEFACTS, { recursive: true });
-    const apiPort = await freePort();
+    apiPort = await freePort();
     server = await startServer('sqlite', {
       env: {
         TESSERA_ACCESS_TOKEN_TTL: String(TTL),
@@ -196,23 +215,37 @@ describe('demo app in headless Chromium', {
     t.diagnostic(`screenshots in ${ARTEFACTS}`);
     await signedOut(page);
     await shotWidths(page, 'state-signed-out');
-    for (const id of ['pin-sign-in-value', 'pin-value']) {
+    for (const id of ['pin-value']) {
       const input = page.getByTestId(id);
       assert.equal(await input.getAttribute('type'), 'password', `${id} is masked`);
       assert.equal(await input.getAttribute('inputmode'), 'numeric');
       assert.equal(await input.getAttribute('autocomplete'), 'off');
     }
-    assert.equal(await page.getByTestId('code').getAttribute('autocomplete'), 'one-time-code');
-    assert.equal(await page.getByTestId('identifier').getAttribute('autocomplete'), 'username webauthn');
+    assert.equal(await ui(page, '#identifier').getAttribute('autocomplete'), 'username webauthn');
+    // At 360 px the element's "Send code" button keeps clear of the labels around it (the old form's
+    // button touched the "Code" label).
+    await page.setViewportSize({ width: 360, height: 800 });
+    const boxes = await page.evaluate(() => {
+      const root = document.querySelector('tessera-sign-in')!.shadowRoot!;
+      return Array.from(root.querySelectorAll('label, button[type=submit]')).map((e) =>
+        e.getBoundingClientRect().toJSON(),
+      );
+    });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const overlap = (a: DOMRect, b: DOMRect) =>
+      a.left < b.right && b.left < a.right && a.top < b.bottom + 4 && b.top < a.bottom + 4;
+    for (const [i, a] of boxes.entries())
+      for (const b of boxes.slice(i + 1)) assert.equal(overlap(a, b), false, 'controls keep 4 px apart');
   });
 
   test('OTP sign-in with the code from the development outbox', async () => {
-    await page.getByTestId('identifier').fill('Browser@Example.com');
-    await page.getByTestId('send-code').click();
+    await uiStep(page, 'identifier');
+    await ui(page, '#identifier').fill('Browser@Example.com');
+    await ui(page, 'button[type=submit]').click();
     await statusHas(page, 'Code sent');
-    await page.getByTestId('code').fill(server.lastCode('browser@example.com'));
+    assert.equal(await ui(page, '#code').getAttribute('autocomplete'), 'one-time-code');
     await shot(page, 'otp-code');
-    await page.getByTestId('sign-in-code').click();
+    await ui(page, '#code').fill(server.lastCode('browser@example.com'));
     await signedIn(page);
     assert.equal(await method(page), 'OTP');
     assert.equal(await page.getByTestId('claim-identifier').textContent(), 'browser@example.com');
@@ -242,6 +275,50 @@ describe('demo app in headless Chromium', {
     await page.getByTestId('call-api').click();
     await statusHas(page, /Hello, browser@example.com/);
     await shot(page, 'verify-and-backend');
+  });
+
+  test('the sample backend down, or refusing the page’s origin: the page says which', async () => {
+    const sampleApi = `http://127.0.0.1:${apiPort}/**`;
+    // Down: every connection refused.
+    await page.route(sampleApi, (route) => route.abort('connectionrefused'));
+    await page.getByTestId('call-api').click();
+    await statusHas(page, /The sample backend is not running at http:\/\/127\.0\.0\.1:\d+/);
+    await page.unroute(sampleApi);
+    // Up, but its CORS answers allow another origin: the browser reports both cases with one error.
+    await page.route(sampleApi, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        headers: { 'access-control-allow-origin': 'http://elsewhere.example' },
+        body: '{"message":"hidden"}',
+      }),
+    );
+    await page.getByTestId('call-api').click();
+    await statusHas(
+      page,
+      `answered but refused this page's origin (CORS): start it with ALLOWED_ORIGIN=${origin}`,
+    );
+    await page.unroute(sampleApi);
+    await page.getByTestId('call-api').click();
+    await statusHas(page, /Hello, browser@example.com/);
+  });
+
+  test('the server’s root leads to the demo; the page loads with no console error (its own icon)', async () => {
+    const root = await fetch(`${origin}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/demo/');
+    const fresh = await context.newPage();
+    const problems: string[] = [];
+    fresh.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    fresh.on('pageerror', (error) => problems.push(error.message));
+    await fresh.goto(`${origin}/`);
+    assert.equal(new URL(fresh.url()).pathname, '/demo/');
+    await signedIn(fresh);
+    assert.equal((await fetch(`${origin}/demo/favicon.svg`)).headers.get('content-type'), 'image/svg+xml');
+    assert.deepEqual(problems, []);
+    await fresh.close();
   });
 
   test('the stored bundle is encrypted: no token text in localStorage', async () => {
@@ -292,15 +369,16 @@ describe('demo app in headless Chromium', {
 
     await page.getByTestId('sign-out').click();
     await signedOut(page);
-    await page.getByTestId('device-sign-in').click();
+    await ui(page, 'button.device').click();
     await signedIn(page);
     assert.equal(await method(page), 'TRUSTED_DEVICE');
     await shot(page, 'signed-in-device');
 
     await page.getByTestId('sign-out').click();
     await signedOut(page);
-    await page.getByTestId('pin-sign-in-value').fill('4826');
-    await page.getByTestId('pin-sign-in').click();
+    await ui(page, 'button.use-pin').click();
+    await ui(page, '#pin').fill('4826');
+    await ui(page, '#pin').press('Enter');
     await signedIn(page);
     assert.equal(await method(page), 'PIN');
     await shot(page, 'signed-in-pin');
@@ -313,11 +391,9 @@ describe('demo app in headless Chromium', {
     await shot(page, 'passkey-needs-recent-sign-in');
     await page.getByTestId('sign-out').click();
     await signedOut(page);
-    await page.getByTestId('identifier').fill('browser@example.com');
-    await page.getByTestId('send-code').click();
-    await statusHas(page, 'Code sent');
-    await page.getByTestId('code').fill(server.lastCode('browser@example.com'));
-    await page.getByTestId('sign-in-code').click();
+    await uiStep(page, 'device');
+    await ui(page, 'button.other-way').click();
+    await signInByCode(page, 'browser@example.com');
     await signedIn(page);
     await page.getByTestId('register-passkey').click();
     await statusHas(page, 'Passkey added');
@@ -329,7 +405,9 @@ describe('demo app in headless Chromium', {
     await page.getByTestId('autofill-toggle').uncheck();
     await page.getByTestId('sign-out').click();
     await signedOut(page);
-    await page.getByTestId('passkey-sign-in').click();
+    await uiStep(page, 'device');
+    await ui(page, 'button.other-way').click();
+    await ui(page, 'button.passkey').click();
     await signedIn(page);
     assert.equal(await method(page), 'BIOMETRIC');
     await statusHas(page, 'Signed in with a passkey.');
@@ -337,7 +415,9 @@ describe('demo app in headless Chromium', {
     // autofill, and the virtual authenticator picks it as a user would.
     await page.getByTestId('autofill-toggle').check();
     await page.getByTestId('sign-out').click();
-    await statusHas(page, 'Signed in with a passkey from the autofill.');
+    await signedOut(page);
+    await uiStep(page, 'device');
+    await ui(page, 'button.other-way').click();
     await signedIn(page);
     assert.equal(await method(page), 'BIOMETRIC');
     // Off from now on: the next tests sign out and in other ways.
@@ -465,7 +545,8 @@ describe('demo app in headless Chromium', {
     await clearPasskeys();
     // The passkey's session (this one: signed in by passkey) ended with it.
     await signedOut(page);
-    await page.getByTestId('device-sign-in').click();
+    await uiStep(page, 'device');
+    await ui(page, 'button.device').click();
     await signedIn(page);
     await page
       .getByTestId('passkey-state')
@@ -509,7 +590,7 @@ describe('demo app in headless Chromium', {
     // A reload starts from storage alone: still signed out, the device still offered.
     await page.reload();
     await signedOut(page);
-    await page.getByTestId('device-sign-in').waitFor({ state: 'visible', timeout: 5000 });
+    await ui(page, 'button.device').waitFor({ state: 'visible', timeout: 5000 });
     await page.getByTestId('stored').filter({ hasText: deviceEntry() }).waitFor({ timeout: 5000 });
     assert.equal(await page.getByTestId('stored').filter({ hasText: sessionEntry() }).count(), 0);
     await shot(page, 'signed-out');
@@ -520,7 +601,8 @@ describe('demo app in headless Chromium', {
     const ip = await context.newPage();
     await ip.goto(`${server.url}/demo/`);
     await signedOut(ip);
-    await ip.getByTestId('passkey-sign-in').click();
+    await ip.getByTestId('autofill-toggle').uncheck();
+    await ui(ip, 'button.passkey').click();
     const port = new URL(server.url).port;
     await statusHas(ip, `open this page at http://localhost:${port} instead`);
     assert.match((await ip.getByTestId('status').textContent()) ?? '', /webauthn_origin_mismatch/);

@@ -87,6 +87,10 @@ export interface TesseraClientOptions {
  * ```
  */
 export interface TesseraClient {
+  /** The service's base URL, as given (without a trailing slash). */
+  readonly issuer: string;
+  /** The project's public API key id. */
+  readonly apiKeyId: string;
   otp: OtpMethods;
   devices: DeviceMethods;
   pin: PinMethods;
@@ -167,6 +171,8 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     options.authenticator ?? credentialsAuthenticator(requireCredentials(options.credentials));
 
   return {
+    issuer,
+    apiKeyId,
     otp: otpMethods(ctx),
     devices: deviceMethods(ctx, local),
     pin: pinMethods(ctx, local),

@@ -74,11 +74,19 @@ export class TesseraClientError extends Error {
   readonly retryAfter: number | undefined;
   /** The RFC 6749 `error` of an `/oauth/*` answer, e.g. `invalid_grant`. */
   readonly oauthError: string | undefined;
+  /** Wrong PINs (or codes) left before the lock, when the service said (`invalid_pin`). */
+  readonly attemptsLeft: number | undefined;
 
   constructor(
     code: ClientErrorCode,
     detail: string,
-    options: { status?: number; retryAfter?: number; oauthError?: string; cause?: unknown } = {},
+    options: {
+      status?: number;
+      retryAfter?: number;
+      oauthError?: string;
+      attemptsLeft?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
@@ -86,6 +94,7 @@ export class TesseraClientError extends Error {
     this.status = options.status;
     this.retryAfter = options.retryAfter;
     this.oauthError = options.oauthError;
+    this.attemptsLeft = options.attemptsLeft;
   }
 }
 
@@ -119,14 +128,24 @@ const OAUTH_CODES: Readonly<Record<string, ErrorCode>> = {
   temporarily_unavailable: ErrorCodes.serviceUnavailable,
 };
 
-/** The typed error for a non-2xx answer: a problem document, an OAuth error, or neither. */
-export function errorFromAnswer(status: number, body: unknown): TesseraClientError {
+/**
+ * The typed error for a non-2xx answer: a problem document, an OAuth error, or neither. `origin`
+ * is the page's own, named in the detail of `origin_not_allowed` (the service never quotes it).
+ */
+export function errorFromAnswer(status: number, body: unknown, origin?: string): TesseraClientError {
   const doc = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   if (typeof doc.code === 'string') {
     const code = KNOWN_CODES.has(doc.code) ? (doc.code as ClientErrorCode) : fallbackCode(status);
-    const detail = typeof doc.detail === 'string' ? doc.detail : `the service answered ${status}`;
+    const given = typeof doc.detail === 'string' ? doc.detail : `the service answered ${status}`;
+    const detail =
+      code === ErrorCodes.originNotAllowed && origin ? `${given} (this page's origin: ${origin})` : given;
     const retryAfter = typeof doc.retry_after === 'number' ? doc.retry_after : undefined;
-    return new TesseraClientError(code, detail, { status, ...(retryAfter !== undefined && { retryAfter }) });
+    const attemptsLeft = typeof doc.attempts_left === 'number' ? doc.attempts_left : undefined;
+    return new TesseraClientError(code, detail, {
+      status,
+      ...(retryAfter !== undefined && { retryAfter }),
+      ...(attemptsLeft !== undefined && { attemptsLeft }),
+    });
   }
   if (typeof doc.error === 'string') {
     const detail = typeof doc.error_description === 'string' ? doc.error_description : doc.error;

@@ -81,6 +81,9 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'nbf',
   // RFC 9068 access tokens: client and authentication information
   'client_id',
+  // the project of a resource-bound access token (RFC 8707 `aud` is the resource): a resource
+  // server checks it, so no project may set it to another's
+  'api_key_id',
   'acr',
   'amr',
   // RFC 7662 introspection answer members not listed above

@@ -7,6 +7,7 @@ import {
   type SignInOptions,
   type SignInResult,
   type TesseraClient,
+  TesseraClientError,
 } from '@tessera/client';
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { useTesseraContext } from './provider.js';
@@ -125,8 +126,13 @@ export interface SignIn {
   passkey(options: PasskeyAutofillOptions): Promise<SignInResult | null>;
   /** True while a call runs (not while an autofill waits for the user). */
   pending: boolean;
-  /** The last call's failure, cleared when the next one starts. */
-  error: unknown;
+  /**
+   * The last call's failure, cleared when the next one starts: the SDK's error, with a stable
+   * `code` to switch on (`invalid_code`, `rate_limited`, `webauthn_cancelled`, …) and `retryAfter`
+   * where the service gave one. A failure that is not the SDK's own (a bug) is given as
+   * `internal_error` with the original as `cause`; the call itself rejects with the original.
+   */
+  error: TesseraClientError | null;
 }
 
 /**
@@ -141,22 +147,8 @@ export interface SignIn {
 export function useSignIn(): SignIn {
   const { client } = useTesseraContext('useSignIn');
   const [pending, setPending] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const run = useCallback(<T>(call: () => Promise<T>): Promise<T> => {
-    setPending(true);
-    setError(null);
-    return call().then(
-      (value) => {
-        setPending(false);
-        return value;
-      },
-      (failure: unknown) => {
-        setPending(false);
-        setError(failure);
-        throw failure;
-      },
-    );
-  }, []);
+  const [error, setError] = useState<TesseraClientError | null>(null);
+  const run = useMemo(() => tracked(setPending, setError), []);
   const [autofills] = useState(() => new Set<AbortController>());
   // Unmounting ends the autofills this component started (the browser keeps one pending otherwise).
   useEffect(
@@ -170,12 +162,45 @@ export function useSignIn(): SignIn {
   return { ...methods, pending, error };
 }
 
+/**
+ * Runs a call with `pending` set while it runs and its failure kept as the SDK's error type; the
+ * returned promise settles as the call's does.
+ */
+export function tracked(
+  setPending: (pending: boolean) => void,
+  setError: (error: TesseraClientError | null) => void,
+): <T>(call: () => Promise<T>) => Promise<T> {
+  return (call) => {
+    setPending(true);
+    setError(null);
+    return call().then(
+      (value) => {
+        setPending(false);
+        return value;
+      },
+      (failure: unknown) => {
+        setPending(false);
+        setError(asClientError(failure));
+        throw failure;
+      },
+    );
+  };
+}
+
+/** The SDK's error as it is; anything else (a bug) as `internal_error`, keeping it as `cause`. */
+export function asClientError(failure: unknown): TesseraClientError {
+  if (failure instanceof TesseraClientError) return failure;
+  return new TesseraClientError('internal_error', 'The call failed unexpectedly (see the cause)', {
+    cause: failure,
+  });
+}
+
 /** The sign-in calls; `autofills` holds the controllers of pending autofills (aborted on unmount). */
 export function signInMethods(
   client: Pick<TesseraClient, 'otp' | 'devices' | 'pin' | 'passkeys'>,
   run: <T>(call: () => Promise<T>) => Promise<T>,
   autofills: Set<AbortController>,
-  setError: (error: unknown) => void,
+  setError: (error: TesseraClientError) => void,
 ): Omit<SignIn, 'pending' | 'error'> {
   const autofill = async (options: PasskeyAutofillOptions): Promise<SignInResult | null> => {
     const { autofill: _autofill, signal, ...signInOptions } = options;
@@ -187,7 +212,7 @@ export function signInMethods(
       return await client.passkeys.signInWithAutofill({ ...signInOptions, signal: controller.signal });
     } catch (failure) {
       if (isTesseraClientError(failure, 'webauthn_cancelled')) return null;
-      setError(failure);
+      setError(asClientError(failure));
       throw failure;
     } finally {
       autofills.delete(controller);
@@ -207,4 +232,21 @@ export function signInMethods(
     pin: (value, options) => run(() => client.pin.signIn(value, options)),
     passkey,
   };
+}
+
+/**
+ * The `TesseraClient` given to `<TesseraProvider>`, for the calls the hooks do not wrap: passkey
+ * and trusted-device registration, PINs, `getAccessToken()` for your API, `getUser()`, … Throws
+ * outside a provider, like the other hooks.
+ *
+ * @example
+ * ```tsx
+ * function AddPasskey() {
+ *   const client = useTesseraClient();
+ *   return <button onClick={() => client.passkeys.register()}>Add a passkey</button>;
+ * }
+ * ```
+ */
+export function useTesseraClient(): TesseraClient {
+  return useTesseraContext('useTesseraClient').client;
 }

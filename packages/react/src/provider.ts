@@ -1,8 +1,9 @@
+import type { TesseraClient } from '@tessera/client';
 import { createContext, createElement, type ReactNode, useContext, useEffect, useState } from 'react';
-import { type InitialSession, type SessionClient, SessionStore } from './store.js';
+import { type InitialSession, SessionStore } from './store.js';
 
 interface TesseraContextValue {
-  client: SessionClient;
+  client: TesseraClient;
   store: SessionStore;
 }
 
@@ -18,7 +19,7 @@ const TesseraContext = createContext<TesseraContextValue | null>(null);
  */
 export interface TesseraProviderProps {
   /** One `createTesseraClient(…)` for the app (create it outside components). */
-  client: SessionClient;
+  client: TesseraClient;
   /**
    * The session the server rendered with: `{ user }`, `null` (signed out), or leave it out when the
    * server cannot know (tokens in browser storage) — both sides then render `loading` first.
@@ -29,7 +30,7 @@ export interface TesseraProviderProps {
 }
 
 /**
- * Gives the components below it the session of `client` (`useSession`, `useUser`, `useSignIn`).
+ * Gives the components below it the session of `client` (`useSession`, `useUser`, `useSignIn`, `useTesseraClient`).
  *
  * @example
  * ```tsx
@@ -52,4 +53,9 @@ export function useTesseraContext(hook: string): TesseraContextValue {
   const value = useContext(TesseraContext);
   if (!value) throw new Error(`${hook}() must be used inside <TesseraProvider>`);
   return value;
+}
+
+/** The provider's value, or null outside a provider (for components that also work without one). */
+export function useOptionalTesseraContext(): TesseraContextValue | null {
+  return useContext(TesseraContext);
 }

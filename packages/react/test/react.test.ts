@@ -12,8 +12,16 @@ import {
 import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { RELAXED_LIMITS, startServer, type TestServer } from '../../server/test/helpers/harness.js';
-import { signInMethods } from '../src/hooks.js';
-import { type SignOut, TesseraProvider, useSession, useUser } from '../src/index.js';
+import { signInMethods, tracked } from '../src/hooks.js';
+import {
+  type SignIn,
+  type SignOut,
+  TesseraProvider,
+  useSession,
+  useSignIn,
+  useTesseraClient,
+  useUser,
+} from '../src/index.js';
 import { type SessionState, SessionStore } from '../src/store.js';
 
 let server: TestServer;
@@ -239,5 +247,62 @@ test('passkey({ autofill: true }) waits in the autofill, ends quietly when abort
     () => {},
   );
   assert.equal(await unsupported.passkey({ autofill: true }), null);
+  client.close();
+});
+
+let taken: TesseraClient | undefined;
+let takenSignIn: SignIn | undefined;
+function Take() {
+  taken = useTesseraClient();
+  takenSignIn = useSignIn();
+  return null;
+}
+
+test("useTesseraClient() gives the provider's client (for passkey registration, …); outside it, a clear error", async () => {
+  const client = clientFor();
+  renderToString(createElement(TesseraProvider, { client, initialSession: null }, createElement(Take)));
+  assert.equal(taken, client);
+  assert.equal(typeof taken!.passkeys.register, 'function');
+  // The error's type is the SDK's: its code and retryAfter are there without a cast.
+  const error: TesseraClientError | null = takenSignIn!.error;
+  assert.equal(error?.code, undefined);
+  assert.throws(
+    () => renderToString(createElement(Take)),
+    /useTesseraClient\(\) must be used inside <TesseraProvider>/,
+  );
+  client.close();
+});
+
+test("useSignIn's error is the SDK's error: a service refusal as it is, anything else as internal_error", async () => {
+  const pending: boolean[] = [];
+  const errors: Array<TesseraClientError | null> = [];
+  const run = tracked(
+    (p) => pending.push(p),
+    (e) => errors.push(e),
+  );
+  const client = clientFor();
+  const { challengeId } = await run(() => client.otp.start('typed@example.com'));
+  const code = server.lastCode('typed@example.com');
+  const refused = await run(() =>
+    client.otp.complete(challengeId, code === '000000' ? '111111' : '000000'),
+  ).then(
+    () => assert.fail('a wrong code signs nobody in'),
+    (failure: unknown) => failure,
+  );
+  const shown = errors.at(-1)!;
+  assert.equal(shown, refused, 'the SDK error itself');
+  assert.equal(shown.code, 'invalid_code');
+
+  const bug = new TypeError('boom');
+  await assert.rejects(
+    run(() => Promise.reject(bug)),
+    (e) => e === bug,
+  );
+  const wrapped = errors.at(-1)!;
+  assert.ok(wrapped instanceof TesseraClientError);
+  assert.equal(wrapped.code, 'internal_error');
+  assert.equal(wrapped.cause, bug);
+  assert.deepEqual(errors.slice(0, 2), [null, null], 'each call clears the last error first');
+  assert.deepEqual(pending, [true, false, true, false, true, false]);
   client.close();
 });

@@ -16,6 +16,7 @@ import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
+import { hostedFamily } from './http/hosted.js';
 import { integratorFamily } from './http/integrator.js';
 import { oauthFamily } from './http/oauth.js';
 import { operationsFamily } from './http/operations.js';
@@ -134,17 +135,28 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 
+  // Every family's error handler counts a database outage there instead of logging each 503.
+  app.decorate('databaseOutage', ctx.outage);
   await registerCommon(app, ctx, { checkResponses: deps.checkResponses });
   // Before any route: app.close() then waits for running handlers, so storage closes after them.
   // A request that still arrives on an open connection once closing has begun is refused with a
   // 503 in its family's format (the family's error handler renders it) and Retry-After.
-  const refuseWhenClosing = () =>
-    serviceUnavailable('the server is shutting down; retry the request', RETRY_AFTER_CLOSING, true);
+  // `Connection: close`: the client sends its retry on a new connection (to another instance).
+  const refuseWhenClosing = () => {
+    const refusal = serviceUnavailable(
+      'the server is shutting down; retry the request',
+      RETRY_AFTER_CLOSING,
+      true,
+    );
+    refusal.headers.connection = 'close';
+    return refusal;
+  };
   const inFlight = trackInFlight(app, { refuseWhenClosing });
   // Route families: each an encapsulated scope with its own CORS, authentication and error format.
   await app.register(publicFamily(ctx));
   await app.register(appFacingFamily(ctx));
   await app.register(oauthFamily(ctx));
+  await app.register(hostedFamily(ctx));
   await app.register(integratorFamily(ctx));
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));
@@ -156,6 +168,7 @@ export async function buildApp(
     bodyLimit: config.bodyLimit,
     inFlight,
     refuseWhenClosing,
+    outage: ctx.outage,
     replay: (request, body) =>
       app.inject({
         method: 'POST',
@@ -177,6 +190,7 @@ export async function buildApp(
   housekeeping.unref();
   app.addHook('onClose', async () => {
     clearInterval(housekeeping);
+    ctx.outage.stop();
     ctx.revocations.stop();
     await ctx.notices?.close();
     // While storage is still open: the per-IP counts not shared yet, and the writes running beside

@@ -2,27 +2,32 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { rotationDelayArg, UsageError, workersArg } from './cli/args.js';
+import { backupCommands } from './cli/backup.js';
+import { clientCommands } from './cli/clients.js';
 import { projectCommands } from './cli/projects.js';
 import { auditLog, cliConfig, cliLogger, withRuntime } from './cli/runtime.js';
 import { ConfigError } from './config/index.js';
 import { recordKeyRotation } from './context.js';
-import { connect, migrate } from './db/connect.js';
+import { connect, migrate, SchemaTooNewError } from './db/connect.js';
 import { TesseraError } from './errors.js';
 import { rotateKeys } from './keys/rotation.js';
-import { serve, waitForDatabase, warnUnknownVariables } from './main.js';
+import { serve, waitForDatabase, warnNewerSchema, warnUnknownVariables } from './main.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 
 /**
  * Exit statuses, one convention for every command (README, "The tessera command"):
  * 0 done; 2 the command cannot be carried out as given — an unknown command or option, an
- * invalid argument, a project that does not exist, a configuration variable to fix — so running
+ * invalid argument, a project that does not exist, a configuration variable to fix, a database
+ * migrated by a newer release in a way this one cannot run against — so running
  * it again unchanged cannot help; 1 it failed while running (the database unreachable, a
  * migration failing, anything unexpected), which a retry may fix.
  */
 function exitStatus(error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
   if (error instanceof ConfigError || error instanceof UsageError) return 2;
+  // A release older than the database's schema: starting again unchanged cannot help.
+  if (error instanceof SchemaTooNewError) return 2;
   if (error instanceof TesseraError && error.statusCode < 500) return 2;
   return 1;
 }
@@ -78,7 +83,7 @@ program
     const db = await connect(config.databaseUrl, { timeouts: config.databaseTimeouts, logger });
     try {
       await waitForDatabase(db, config.databaseWaitMs, logger);
-      const applied = await migrate(db);
+      const applied = await migrate(db, { onNewerSchema: (newer) => warnNewerSchema(logger, newer) });
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
       await db.close();
@@ -86,6 +91,8 @@ program
   });
 
 projectCommands(program);
+clientCommands(program);
+backupCommands(program);
 
 const keys = program.command('keys').description('manage signing keys');
 keys

@@ -1,5 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import type { OutboxEntry } from './modules/otp/delivery/dev-outbox.js';
+import type { DevOutbox } from './modules/otp/delivery/index.js';
 import { withServeFlags } from './node-flags.js';
 
 /** A worker that dies is replaced after this, doubled for each death in the window, at most MAX. */
@@ -36,6 +38,11 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
   return new Promise<number>((resolve) => {
     const fork = () => {
       const worker = cluster.fork();
+      // The development outbox of one worker, relayed to the others (see shareDevOutbox).
+      worker.on('message', (message: unknown) => {
+        if (!isOutboxMessage(message)) return;
+        for (const other of workers()) if (other !== worker && other.isConnected()) other.send(message);
+      });
       worker.once('online', () =>
         logger.info({ worker: worker.id, pid: worker.process.pid }, 'worker started'),
       );
@@ -109,4 +116,25 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
 
 function workers(): Worker[] {
   return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+}
+
+const OUTBOX_MESSAGE = 'tessera:dev-outbox';
+
+function isOutboxMessage(message: unknown): message is { type: typeof OUTBOX_MESSAGE; entry: OutboxEntry } {
+  return (message as { type?: unknown } | null)?.type === OUTBOX_MESSAGE;
+}
+
+/**
+ * In a worker of `serve --workers N` with development delivery: the codes one worker keeps are
+ * kept by every worker (through the primary), so `GET /dev/outbox` shows them whichever answers.
+ */
+export function shareDevOutbox(outbox: DevOutbox): void {
+  const worker = cluster.worker;
+  if (!worker) return;
+  const shared = outbox.share((entry) => {
+    if (worker.isConnected()) worker.send({ type: OUTBOX_MESSAGE, entry });
+  });
+  worker.on('message', (message: unknown) => {
+    if (isOutboxMessage(message)) shared.receive(message.entry);
+  });
 }

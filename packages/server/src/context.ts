@@ -4,15 +4,20 @@ import type { Config } from './config/index.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { Db } from './db/connect.js';
 import type { NoticeListener } from './db/notifications.js';
+import { DatabaseOutage } from './db/outage.js';
 import type { KeyStore } from './keys/key-store.js';
 import { advanceKeys, rotateKeys } from './keys/rotation.js';
 import { AuditLog } from './modules/audit/audit.service.js';
 import type { AuditEvents } from './modules/audit/events.js';
+import { AuthorizeRepository } from './modules/authorize/authorize.repository.js';
+import { AuthorizeService } from './modules/authorize/authorize.service.js';
 import { BiometricService } from './modules/biometric/biometric.service.js';
 import { PasskeyRepository } from './modules/biometric/passkey.repository.js';
 import { ChallengesRepository } from './modules/challenges/challenges.repository.js';
 import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
+import { ClientsRepository } from './modules/clients/clients.repository.js';
+import { ClientsService } from './modules/clients/clients.service.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -40,6 +45,7 @@ import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { requireBearer } from './plugins/bearer.js';
 import { requireIntegrator } from './plugins/integrator.js';
 import { IpLimiter } from './plugins/ip-limiter.js';
+import { OriginRefusals } from './plugins/origin-refusal.js';
 import { RateLimiter } from './plugins/rate-limiter.js';
 import { limitPerIp, requireProject } from './plugins/request-context.js';
 import { TokenService } from './tokens/token.service.js';
@@ -101,7 +107,16 @@ export interface AppContext {
   claims: ClaimsService;
   usersService: UsersService;
   webhooks: WebhooksService;
+  /** OAuth clients of the projects (issue 31). */
+  clients: ClientsService;
+  /** The authorization code flow and the hosted pages' sessions (issue 31). */
+  authorize: AuthorizeService;
+  authorizeRepository: AuthorizeRepository;
   metrics: Metrics;
+  /** Database outages, logged once each; readiness reads it (db/outage.ts). */
+  outage: DatabaseOutage;
+  /** Refusals of browser origins a project does not list: the answer, and a rate-limited warning. */
+  originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
   hooks: {
@@ -117,6 +132,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const { db, keys, masterKey } = deps;
   const projectsRepository = new ProjectsRepository(db);
   const projects = new ProjectsService(projectsRepository, now);
+  const originRefusals = new OriginRefusals(now, new URL(config.issuer).origin);
   const users = new UsersRepository(db);
   // A batched statement that fails as a whole is retried item by item, which may all succeed: the
   // failure itself is logged, or a batch that always fails would only show as slower writes.
@@ -127,7 +143,20 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         { err: error, size },
         `a batch of ${what} failed as a whole; retrying them one by one`,
       );
-  const sessions = new SessionRepository(db, { onBatchFailed: batchFailed('refresh grants') });
+  const sessions = new SessionRepository(db, {
+    onBatchFailed: batchFailed('refresh grants'),
+    // A rotation that committed after its grant answered 503: its retry is kept from "reuse".
+    onLateRotation: (count, error) =>
+      error === undefined
+        ? deps.logger.warn(
+            { count },
+            'refresh rotations committed after their answer was lost; their retries are answered within the grace window from now',
+          )
+        : deps.logger.error(
+            { err: error, count },
+            'refresh rotations committed after their answer was lost and could not be re-stamped; a retry of them may be taken for reuse',
+          ),
+  });
   const limiter = new RateLimiter(db, now);
   const revocations = new RevocationList(
     sessions,
@@ -143,6 +172,9 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   );
   const metrics = new Metrics();
   metrics.watchDatabase(db);
+  const outage = new DatabaseOutage(() => db.ping(), deps.logger, { now });
+  // SQLite: a write that commits ends a storage-full episode.
+  db.onBatchCommit?.(() => outage.wrote());
   const ipLimiter = new IpLimiter(db, now, undefined, undefined, {
     syncFailed: (error, streak) => {
       metrics.ipLimitSyncFailures.inc();
@@ -265,6 +297,31 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
+  const clients = new ClientsService(
+    new ClientsRepository(db.kysely),
+    {
+      revokeClientSessions: async (clientId, reason) =>
+        session.ended(await sessions.revokeClientSessions(clientId, reason, now())),
+    },
+    now,
+  );
+  const authorizeRepository = new AuthorizeRepository(db.kysely);
+  const authorize = new AuthorizeService({
+    config,
+    repository: authorizeRepository,
+    clients,
+    projects,
+    sessions,
+    users,
+    claims,
+    minter: tokens,
+    revoke: async (ids, reason) => {
+      for (const id of ids) if (await sessions.revoke(id, reason, now())) session.ended([id]);
+    },
+    ended: (ids) => session.ended(ids),
+    csrfKey: masterKey.derive('oauth-csrf'),
+    now,
+  });
   return {
     config,
     db,
@@ -295,11 +352,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     claims,
     usersService: new UsersService(db, users, sessions, audit, (ids) => session.ended(ids), signOut, now),
     webhooks,
+    clients,
+    authorize,
+    authorizeRepository,
     metrics,
+    outage,
+    originRefusals,
     now,
     hooks: {
-      project: requireProject(projects),
-      bearer: requireBearer(verify, projects, users),
+      project: requireProject(projects, originRefusals),
+      bearer: requireBearer(verify, projects, users, originRefusals),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
@@ -320,6 +382,8 @@ export async function runHousekeeping(ctx: AppContext, now: number): Promise<voi
   if (config.auditRetentionDays > 0) await ctx.audit.prune(now - config.auditRetentionDays * day);
   await ctx.sessions.pruneRevocations(now - (config.accessTokenTtl + config.clockLeeway) * 1000 - 60_000);
   await ctx.webhooks.prune(now - 30 * day);
+  await ctx.authorizeRepository.prune(now);
+  await ctx.clients.expireUnused();
   const period = config.keys.rotationPeriod * 1000;
   if (period > 0) {
     const keys = ctx.keys.list();

@@ -1,5 +1,5 @@
 import { type ErrorCode, ErrorCodes, type ProblemDocument } from '@tessera/core';
-import { isDatabaseUnavailable } from './db/unavailable.js';
+import { isDatabaseUnavailable, type OutageKind, outageKind } from './db/unavailable.js';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -94,19 +94,32 @@ export const serviceUnavailable = (detail: string, retryAfter: number, deliberat
 /** Seconds a client is asked to wait when the database is away (failovers take seconds). */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+/** The public detail of each kind of database outage (never the driver's message). */
+const OUTAGE_DETAILS: Record<OutageKind, string> = {
+  unreachable: 'the service cannot reach its database; try again shortly',
+  'storage-full':
+    'the service cannot write to its database (its storage is full or failing); try again shortly',
+  'read-only':
+    "the service's database is read-only (a standby, or read-only transactions); try again shortly",
+};
+
 /**
  * The database did not answer within its bounds (connection lost, restarting, failing over,
- * timed out, pool exhausted): `503` with `Retry-After`. The driver's error is the cause, for the
- * log only.
+ * timed out, pool exhausted), refused a write as read-only, or could not write (SQLite's disk
+ * full or failing): `503` with `Retry-After`, a detail saying which. The driver's error is the
+ * cause, for the log only.
  */
 export class DatabaseUnavailableError extends TesseraError {
   override name = 'DatabaseUnavailableError';
+  readonly kind: OutageKind;
   constructor(cause?: unknown) {
-    super(503, ErrorCodes.serviceUnavailable, 'the service cannot reach its database; try again shortly', {
+    const kind = outageKind(cause);
+    super(503, ErrorCodes.serviceUnavailable, OUTAGE_DETAILS[kind], {
       cause,
       retryAfter: DATABASE_RETRY_AFTER_SECONDS,
       headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
     });
+    this.kind = kind;
   }
 }
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { runPrimary } from './cluster.js';
+import { runPrimary, shareDevOutbox } from './cluster.js';
 import type { Config, UnknownVariable } from './config/index.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { connect, type Db, migrate } from './db/connect.js';
@@ -12,7 +12,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './errors.js';
 import { KeyStore } from './keys/key-store.js';
 import { advanceKeys } from './keys/rotation.js';
 import { createLogger } from './logger.js';
-import { createDelivery } from './modules/otp/delivery/index.js';
+import { createDelivery, DevOutbox } from './modules/otp/delivery/index.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 
@@ -30,6 +30,14 @@ export function warnUnknownVariables(logger: Logger, unknown: readonly UnknownVa
     .map((v) => (v.suggestion ? `${v.name} (did you mean ${v.suggestion}?)` : v.name))
     .join(', ');
   logger.warn({ variables: unknown.map((v) => v.name) }, `unknown TESSERA_* variables ignored: ${list}`);
+}
+
+/** A rollback, or an old instance during a rolling upgrade: it runs, and says so. */
+export function warnNewerSchema(logger: Pick<Logger, 'warn'>, newer: string[]): void {
+  logger.warn(
+    { migrations: newer },
+    `the database was migrated by a newer release (${newer.join(', ')}); every one is additive, so this release runs against it`,
+  );
 }
 
 /**
@@ -141,7 +149,7 @@ export async function openRuntime(
   try {
     if (options.waitForDatabase) await waitForDatabase(db, config.databaseWaitMs, logger);
     if (options.migrations !== false) {
-      const applied = await migrate(db);
+      const applied = await migrate(db, { onNewerSchema: (newer) => warnNewerSchema(logger, newer) });
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     }
     const keys = new KeyStore(db, master.key.derive('signing-key-encryption'));
@@ -246,6 +254,7 @@ async function serveOne(
     serving: true,
   });
   const delivery = createDelivery(config.delivery, logger);
+  if (worker && delivery instanceof DevOutbox) shareDevOutbox(delivery);
   const { app } = await buildApp(config, { ...runtime, delivery });
   if (config.demo && !worker) await ensureDemoProject(config, runtime);
   await app.listen({ host: config.host, port: config.port });

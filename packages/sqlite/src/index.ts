@@ -1,3 +1,4 @@
+export { backupSqlite } from './backup.js';
 export { GroupCommitDialect } from './dialect.js';
 export { SqliteBusyError, SqliteClosedError } from './errors.js';
 export { openSqlite, type SqliteOptions } from './open.js';

@@ -45,6 +45,33 @@ test('the checkpointer thread copies the WAL into the database file while the wr
   }
 });
 
+test('the checkpointer truncates the WAL to zero bytes every truncateEveryMs (wal_checkpoint(TRUNCATE))', async () => {
+  const { file, cleanup } = tempFile();
+  const db = new SQLite(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0'); // this connection never checkpoints by itself
+    db.exec('create table t (id integer primary key, body text)');
+    const insert = db.prepare('insert into t (body) values (?)');
+    for (let i = 0; i < 1000; i++) insert.run('x'.repeat(3000)); // ~3 MB in the WAL
+    assert.ok(statSync(`${file}-wal`).size > 1024 * 1024);
+    const checkpointer = new Checkpointer(file, 20, 100);
+    try {
+      let wal = statSync(`${file}-wal`).size;
+      for (let waited = 0; waited < 5000 && wal > 0; waited += 20) {
+        await sleep(20);
+        wal = statSync(`${file}-wal`).size;
+      }
+      assert.equal(wal, 0, 'the WAL was never truncated');
+    } finally {
+      await checkpointer.close();
+    }
+  } finally {
+    db.close();
+    cleanup();
+  }
+});
+
 test('a SQLite database closes its checkpointer first: the last connection removes the WAL', async () => {
   const { file, cleanup } = tempFile();
   try {

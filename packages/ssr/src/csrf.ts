@@ -1,6 +1,7 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CookieAdapter, SessionCookies } from './cookies.js';
 import { TesseraSsrError } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import { constantTimeEqual, randomToken } from './web-crypto.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -17,7 +18,7 @@ export function ensureCsrfToken(cookies: CookieAdapter, names: SessionCookies, m
 
 /** A new CSRF token (after sign-in and logout, so a token learnt before does not outlive them). */
 export function rotateCsrfToken(cookies: CookieAdapter, names: SessionCookies, maxAge: number): string {
-  const token = randomBytes(32).toString('base64url');
+  const token = randomToken(32);
   // Readable by the page's scripts on purpose (double submit): it is not a credential by itself.
   cookies.set?.(names.names.csrf, token, names.options(maxAge, false));
   return token;
@@ -34,32 +35,36 @@ export function rotateCsrfToken(cookies: CookieAdapter, names: SessionCookies, m
  *    header or the `csrf_token` form field. Another site can make the browser send the cookie but
  *    cannot read it, so it cannot repeat it; the `__Host-` prefix stops a sibling subdomain from
  *    planting a cookie of its own choosing.
+ *
+ * In development (a loopback `appOrigin`) a refused origin is named together with the ones
+ * expected — `127.0.0.1` against `localhost` is the usual slip — and also written to the console;
+ * in production the answer only says the origin is not trusted.
  */
 export function checkCsrf(
   request: Request,
   cookies: CookieAdapter,
   names: SessionCookies,
-  trustedOrigins: ReadonlySet<string>,
+  config: Pick<ResolvedOptions, 'trustedOrigins' | 'development'>,
   submitted: string | undefined,
 ): void {
   const origin = request.headers.get('origin');
   const site = request.headers.get('sec-fetch-site');
-  const originTrusted = origin !== null && trustedOrigins.has(origin);
-  if (origin !== null && !originTrusted) throw refused('the request comes from another origin');
+  const originTrusted = origin !== null && config.trustedOrigins.has(origin);
+  if (origin !== null && !originTrusted) {
+    if (!config.development) throw refused('the request comes from another origin');
+    const expected = [...config.trustedOrigins].join(', ');
+    const why = `the request comes from ${origin}, but the app's origin is ${expected} (appOrigin, trustedOrigins): open the app at that address, or add ${origin} to trustedOrigins`;
+    console.warn(`@tessera/ssr: refused a POST to ${new URL(request.url).pathname}: ${why}`);
+    throw refused(why);
+  }
   if (site !== null && site !== 'same-origin' && !originTrusted) {
     throw refused('the request comes from another site');
   }
   const expected = cookies.get(names.names.csrf);
   if (expected === undefined || !TOKEN.test(expected)) throw refused('the CSRF cookie is missing');
-  if (typeof submitted !== 'string' || !same(submitted, expected)) {
+  if (typeof submitted !== 'string' || !constantTimeEqual(submitted, expected)) {
     throw refused('the CSRF token is missing or does not match');
   }
-}
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 const refused = (why: string) => new TesseraSsrError(403, 'csrf_failed', `Refused: ${why}`);

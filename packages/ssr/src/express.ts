@@ -1,3 +1,9 @@
+/**
+ * `@tessera/ssr/express` — Express middleware. Runtime: Node.js (it uses `Buffer` and Node's
+ * request stream).
+ *
+ * @packageDocumentation
+ */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { nodeCookies, webRequest } from './node-request.js';
 import type { TesseraSession } from './session.js';

@@ -1,3 +1,8 @@
+/**
+ * `@tessera/ssr/fastify` — Fastify plugin and hook. Runtime: Node.js (it uses `Buffer`).
+ *
+ * @packageDocumentation
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { nodeCookies, webRequest } from './node-request.js';
 import type { TesseraSession } from './session.js';

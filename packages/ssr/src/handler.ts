@@ -24,7 +24,9 @@ export interface HandlerDeps {
 /**
  * Answers the auth routes under `basePath`; null for any other path. Every POST passes the CSRF
  * checks first. JSON bodies get JSON answers; HTML form posts get `303` redirects (to `redirect_to`,
- * or `error_to` with `?error=code`, both paths on this site).
+ * or `error_to` with `?error=code`, both paths on this site). A failed form post that named a
+ * challenge (a wrong code) carries its `challenge_id` back to `error_to`, so the page can ask for
+ * the code again instead of starting over (which Tessera's resend interval would refuse).
  */
 export async function handleAuthRequest(
   deps: HandlerDeps,
@@ -47,13 +49,7 @@ export async function handleAuthRequest(
     }
     posted = await readBody(request);
     const submitted = request.headers.get(CSRF_HEADER) ?? posted.fields[CSRF_FIELD];
-    checkCsrf(
-      request,
-      jar,
-      deps.cookies,
-      config.trustedOrigins,
-      typeof submitted === 'string' ? submitted : undefined,
-    );
+    checkCsrf(request, jar, deps.cookies, config, typeof submitted === 'string' ? submitted : undefined);
     if (route === '/refresh') return await refreshRoute(deps, jar);
     if (route === '/logout') return await logoutRoute(deps, jar, posted);
     return await proxyRoute(deps, jar, route, posted, context);
@@ -119,6 +115,10 @@ async function proxyRoute(
 function failure(deps: HandlerDeps, jar: CookieJar, error: TesseraSsrError, posted: Posted): Response {
   if (posted.form) {
     const back = new URL(target(posted.fields.error_to, deps.config.errorPage), 'http://x');
+    const challenge = posted.fields.challenge_id;
+    if (typeof challenge === 'string' && challenge !== '' && challenge.length <= 256) {
+      back.searchParams.set('challenge_id', challenge);
+    }
     back.searchParams.set('error', error.code);
     return redirect(jar, back.pathname + back.search);
   }

@@ -4,6 +4,10 @@
  * so the browser never holds it. Framework helpers: `@tessera/ssr/express`, `@tessera/ssr/fastify`,
  * `@tessera/ssr/next`.
  *
+ * Runtimes: Web `Request`/`Response` and Web Crypto only (no `node:` module), so this entry runs on
+ * Node.js ≥ 20.19, Next.js middleware and `proxy.ts` (Edge and Node.js runtimes), Cloudflare
+ * Workers, Deno and Bun.
+ *
  * @packageDocumentation
  */
 export { type CookieAdapter, type CookieJar, type CookieOptions, cookieJar } from './cookies.js';

@@ -1,3 +1,10 @@
+/**
+ * `@tessera/ssr/next` — Next.js App Router helpers (Next 15 and 16). Runtimes: both of Next's —
+ * Node.js (`proxy.ts`, route handlers, Server Components) and Edge (`middleware.ts`, Next 15's
+ * default; `export const runtime = 'edge'`): Web APIs and Web Crypto only, no `node:` module.
+ *
+ * @packageDocumentation
+ */
 import { cookieJar } from './cookies.js';
 import type { TesseraSession } from './session.js';
 import type { TesseraSsr } from './tessera-ssr.js';
@@ -58,18 +65,20 @@ export function routeHandlers(tessera: TesseraSsr): {
 }
 
 /**
- * Renews the session in Next's `middleware.ts`, the one place of the App Router that can both read
- * the request and set cookies before Server Components render. Next's own objects are not needed:
- * pass the request, then hand the results to `NextResponse`.
+ * Renews the session in Next's `proxy.ts` (`middleware.ts` before Next 16), the one place of the
+ * App Router that can both read the request and set cookies before Server Components render; it
+ * also sets the CSRF cookie that {@link csrfTokenOf} reads. Next's own objects are not needed: pass
+ * the request, then hand the results to `NextResponse`. Runs in both of Next's runtimes: Node.js
+ * (`proxy.ts`) and Edge (`middleware.ts`, Next 15's default).
  *
  * @example
  * ```ts
- * // middleware.ts
- * import { NextResponse, type NextRequest } from 'next/server';
+ * // proxy.ts (Next 16; on Next 15 name it middleware.ts and the function middleware)
  * import { middlewareSession } from '@tessera/ssr/next';
+ * import { type NextRequest, NextResponse } from 'next/server';
  * import { tessera } from '@/lib/tessera';
  *
- * export async function middleware(request: NextRequest) {
+ * export async function proxy(request: NextRequest) {
  *   const { requestHeaders, setCookies } = await middlewareSession(tessera, request);
  *   const response = NextResponse.next({ request: { headers: requestHeaders } });
  *   for (const value of setCookies) response.headers.append('set-cookie', value);
@@ -89,17 +98,28 @@ export async function middlewareSession(tessera: TesseraSsr, request: Request): 
 
 /**
  * Reads the session in a Server Component (or a Server Action) from Next's `cookies()`. It never
- * renews — a Server Component cannot set cookies — so run {@link middlewareSession} in
- * `middleware.ts` to keep the access cookie fresh.
+ * renews — a Server Component cannot set cookies — so run {@link middlewareSession} in `proxy.ts`
+ * (`middleware.ts` before Next 16) to keep the access cookie fresh.
+ *
+ * It first awaits Next's `connection()` (Next 15 and later): verifying the token reads the clock,
+ * which Next allows only once rendering waits for a request — with `cacheComponents` on, reading it
+ * earlier logs "used `Date.now()`… while prerendering". As with `cookies()`, render the component
+ * that calls it inside `<Suspense>` when `cacheComponents` is on. Outside a Next app (no `next`
+ * installed) it just reads.
  *
  * @example
- * ```ts
+ * ```tsx
  * // app/account/page.tsx
+ * import { readSession } from '@tessera/ssr/next';
  * import { cookies } from 'next/headers';
  * import { redirect } from 'next/navigation';
- * import { readSession } from '@tessera/ssr/next';
+ * import { Suspense } from 'react';
+ * import { tessera } from '@/lib/tessera';
  *
- * export default async function Account() {
+ * export default function Page() {
+ *   return <Suspense fallback={<p>Loading…</p>}><Account /></Suspense>;
+ * }
+ * async function Account() {
  *   const session = await readSession(tessera, await cookies());
  *   if (!session) redirect('/signin');
  *   return <p>Signed in as {session.user.identifier}</p>;
@@ -110,16 +130,33 @@ export async function readSession(
   tessera: TesseraSsr,
   store: ReadonlyCookieStore,
 ): Promise<TesseraSession | null> {
+  await requestTime();
   return tessera.getSession({ get: (name) => store.get(name)?.value });
 }
 
+/** Next's `connection()`: resolves once a request is being answered (never while prerendering). */
+async function requestTime(): Promise<void> {
+  let next: typeof import('next/server');
+  try {
+    next = await import('next/server');
+  } catch {
+    return; // not a Next app: nothing is prerendered
+  }
+  // Next 14 has no connection(); there the cookies() read already made the page dynamic.
+  if (typeof next.connection === 'function') await next.connection();
+}
+
 /**
- * The CSRF token for a form rendered by a Server Component (the cookie is set by
- * {@link middlewareSession}); null when the browser has none yet.
+ * The CSRF token for a form rendered by a Server Component, to post to the auth routes (sign-in,
+ * sign-out) as the hidden field `csrf_token`. The cookie is set by {@link middlewareSession} in
+ * `proxy.ts`; null when the browser has none yet (the page is not under the proxy's matcher).
  *
  * @example
  * ```tsx
- * <input type="hidden" name="csrf_token" value={csrfTokenOf(tessera, await cookies()) ?? ''} />
+ * <form method="post" action="/auth/logout">
+ *   <input type="hidden" name="csrf_token" value={csrfTokenOf(tessera, await cookies()) ?? ''} />
+ *   <button type="submit">Sign out</button>
+ * </form>
  * ```
  */
 export function csrfTokenOf(tessera: TesseraSsr, store: ReadonlyCookieStore): string | null {

@@ -84,6 +84,8 @@ export interface ResolvedOptions {
   apiKeyId: string;
   appOrigin: string;
   trustedOrigins: ReadonlySet<string>;
+  /** `appOrigin` is a loopback origin: errors may say more (which origin was expected). */
+  development: boolean;
   basePath: string;
   secure: boolean;
   cookies: CookieNames;
@@ -143,6 +145,7 @@ export function resolveOptions(options: SsrOptions): ResolvedOptions {
       appOrigin,
       ...(options.trustedOrigins ?? []).map((o) => origin(o, 'trustedOrigins')),
     ]),
+    development: LOCALHOST.has(appUrl.hostname),
     basePath,
     secure: !insecure,
     cookies: {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { OAuthTokenBundle } from '@tessera/core';
+import { sha256 } from './web-crypto.js';
 
 const MAX_REMEMBERED = 10_000;
 
@@ -30,11 +30,13 @@ export class Renewer {
     this.#now = now;
   }
 
-  renew(refreshToken: string): Promise<OAuthTokenBundle> {
-    const key = createHash('sha256').update(refreshToken).digest('base64url');
+  async renew(refreshToken: string): Promise<OAuthTokenBundle> {
+    // From here to `#inflight.set` nothing awaits: of two calls with one token, whichever resumes
+    // after its digest first starts the renewal, and the other finds it.
+    const key = await sha256(refreshToken);
     const now = this.#now();
     const remembered = this.#recent.get(key);
-    if (remembered && remembered.until > now) return Promise.resolve(remembered.bundle);
+    if (remembered && remembered.until > now) return remembered.bundle;
     const running = this.#inflight.get(key);
     if (running) return running;
     const started = this.#refresh(refreshToken).then(

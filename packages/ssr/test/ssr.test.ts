@@ -163,6 +163,92 @@ describe('CSRF', () => {
     );
     assert.equal(ok.status, 200);
   });
+
+  test('in development a refused origin is named with the one expected; in production it is not', async (t) => {
+    const warn = t.mock.method(console, 'warn', () => undefined);
+    const dev = ssrFor(server, { appOrigin: 'http://localhost:3000' });
+    const browser = new Browser();
+    await getSession(dev, browser);
+    const refused = await post(
+      dev,
+      browser,
+      '/otp/start',
+      { identifier: 'dev@example.com' },
+      {
+        origin: 'http://127.0.0.1:3000',
+      },
+    );
+    assert.equal(refused.status, 403);
+    const { error, message } = (await refused.json()) as { error: string; message: string };
+    assert.equal(error, 'csrf_failed');
+    assert.match(
+      message,
+      /comes from http:\/\/127\.0\.0\.1:3000, but the app's origin is http:\/\/localhost:3000/,
+    );
+    assert.equal(warn.mock.callCount(), 1);
+    assert.match(String(warn.mock.calls[0]!.arguments[0]), /127\.0\.0\.1:3000.*localhost:3000/);
+
+    const prod = ssrFor(server);
+    const other = new Browser();
+    await getSession(prod, other);
+    const foreign = await post(
+      prod,
+      other,
+      '/otp/start',
+      { identifier: 'x@example.com' },
+      {
+        origin: 'https://evil.test',
+      },
+    );
+    assert.deepEqual(await foreign.json(), {
+      error: 'csrf_failed',
+      message: 'Refused: the request comes from another origin',
+    });
+    assert.equal(warn.mock.callCount(), 1, 'nothing logged in production');
+  });
+});
+
+describe('HTML form sign-in', () => {
+  const form = (
+    ssr: ReturnType<typeof ssrFor>,
+    browser: Browser,
+    route: string,
+    fields: Record<string, string>,
+  ) =>
+    ssr.handle(
+      new Request(`${APP}/auth${route}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: APP,
+          cookie: browser.header(),
+        },
+        body: new URLSearchParams({ csrf_token: browser.cookies.get('__Host-tessera-csrf')!, ...fields }),
+      }),
+    ) as Promise<Response>;
+
+  test('a wrong code goes back to error_to with the challenge id, and the right code then signs in', async () => {
+    const ssr = ssrFor(server);
+    const browser = new Browser();
+    await getSession(ssr, browser);
+    const identifier = 'typo@example.com';
+    const started = await form(ssr, browser, '/otp/start', { identifier, redirect_to: '/signin/code' });
+    const challenge = new URL(started.headers.get('location')!, APP).searchParams.get('challenge_id')!;
+    const code = server.lastCode(identifier);
+    const wrong = code === '000000' ? '111111' : '000000';
+    const fields = { challenge_id: challenge, redirect_to: '/account', error_to: '/signin/code' };
+    const refused = await form(ssr, browser, '/otp/complete', { ...fields, code: wrong });
+    assert.equal(refused.status, 303);
+    assert.equal(
+      refused.headers.get('location'),
+      `/signin/code?challenge_id=${encodeURIComponent(challenge)}&error=invalid_code`,
+    );
+    const signedIn = await form(ssr, browser, '/otp/complete', { ...fields, code });
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get('location'), '/account');
+    browser.store(signedIn);
+    assert.ok(browser.cookies.get('__Host-tessera-refresh'));
+  });
 });
 
 describe('renewal', () => {

@@ -36,8 +36,12 @@ export interface AccessTokenClaims {
   /** E-mail address or E.164 phone number the user signed in with. */
   identifier: string;
   scope: string;
-  /** Your API key id. */
+  /** Your API key id; or, for a token asked for a resource (RFC 8707), that resource's URL. */
   aud: string;
+  /** The OAuth client the token was issued to (authorization code flow). */
+  client_id?: string;
+  /** Your API key id, in a token bound to a resource (whose `aud` is the resource). */
+  api_key_id?: string;
   /** Expiry, Unix seconds. */
   exp: number;
   /** Issued at, Unix seconds. */

@@ -3,6 +3,7 @@ import type { AccessTokenClaims } from './claims.js';
 import type { ErrorAnswer, MiddlewareOptions } from './http.js';
 import { authenticator, guard, type RequestView } from './middleware.js';
 import type { ClaimRequirement } from './requirements.js';
+import { metadataAnswer, type ProtectedResourceOptions } from './resource.js';
 import type { Verifier, VerifierOptions } from './verifier.js';
 
 declare global {
@@ -24,6 +25,11 @@ export {
   requireClaims,
   requiredScopes,
 } from './requirements.js';
+export {
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './resource.js';
 
 /**
  * Options of the Express {@link tesseraAuth}: `getToken`, `onError` and `errorResponse` receive
@@ -108,6 +114,29 @@ export function tesseraGuard(
     }
     if ('answer' in outcome) return send(res, outcome.answer);
     next();
+  };
+}
+
+/**
+ * Express middleware serving your resource server's Protected Resource Metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource` inserted before the resource's path (and at the root
+ * form too); other requests pass. Pair it with `tesseraAuth(verifier, { resourceMetadata })`,
+ * whose 401 challenges point at it.
+ *
+ * @example
+ * ```ts
+ * import { protectedResourceMetadataUrl, tesseraAuth, tesseraProtectedResource } from '@tessera/verify/express';
+ *
+ * const resource = 'https://mcp.example.com/mcp';
+ * app.use(tesseraProtectedResource({ resource, authorizationServers: [`${issuer}/projects/${apiKeyId}`] }));
+ * app.use('/mcp', tesseraAuth({ issuer, apiKeyId, resource }, { resourceMetadata: protectedResourceMetadataUrl(resource) }));
+ * ```
+ */
+export function tesseraProtectedResource(options: ProtectedResourceOptions): RequestHandler {
+  const { paths, body, headers } = metadataAnswer(options);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !paths.includes(req.path)) return next();
+    res.status(200).set(headers).send(body);
   };
 }
 

@@ -1,8 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from './claims.js';
 import type { ErrorAnswer, MiddlewareOptions } from './http.js';
 import { authenticator, guard, type RequestView } from './middleware.js';
 import type { ClaimRequirement } from './requirements.js';
+import { metadataAnswer, type ProtectedResourceOptions } from './resource.js';
 import type { Verifier, VerifierOptions } from './verifier.js';
 
 declare module 'fastify' {
@@ -22,6 +23,11 @@ export {
   requireClaims,
   requiredScopes,
 } from './requirements.js';
+export {
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './resource.js';
 
 /**
  * Options of the Fastify {@link tesseraAuth}: `getToken`, `onError` and `errorResponse` receive
@@ -109,6 +115,28 @@ export function tesseraGuard(
     const outcome = decide(request, request.tessera);
     if ('answer' in outcome) return send(reply, outcome.answer);
     return undefined;
+  };
+}
+
+/**
+ * A Fastify plugin serving your resource server's Protected Resource Metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource` inserted before the resource's path (and at the root
+ * form too). Pair it with `tesseraAuth(verifier, { resourceMetadata })`, whose 401 challenges
+ * point at it.
+ *
+ * @example
+ * ```ts
+ * import { protectedResourceMetadataUrl, tesseraAuth, tesseraProtectedResource } from '@tessera/verify/fastify';
+ *
+ * const resource = 'https://api.example.com/v1';
+ * await app.register(tesseraProtectedResource({ resource, authorizationServers: [`${issuer}/projects/${apiKeyId}`] }));
+ * app.addHook('preHandler', tesseraAuth({ issuer, apiKeyId, resource }, { resourceMetadata: protectedResourceMetadataUrl(resource) }));
+ * ```
+ */
+export function tesseraProtectedResource(options: ProtectedResourceOptions): FastifyPluginAsync {
+  const { paths, body, headers } = metadataAnswer(options);
+  return async (app) => {
+    for (const path of paths) app.get(path, async (_request, reply) => reply.headers(headers).send(body));
   };
 }
 

@@ -4,6 +4,7 @@ import type { AccessTokenClaims } from './claims.js';
 import type { ErrorAnswer, MiddlewareOptions } from './http.js';
 import { authenticator, guard } from './middleware.js';
 import type { ClaimRequirement } from './requirements.js';
+import { metadataAnswer, type ProtectedResourceOptions } from './resource.js';
 import type { Verifier, VerifierOptions } from './verifier.js';
 
 declare module 'hono' {
@@ -26,6 +27,11 @@ export {
   requireClaims,
   requiredScopes,
 } from './requirements.js';
+export {
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './resource.js';
 
 /**
  * The Hono environment the middleware adds: `c.get('tessera')` holds the claims.
@@ -130,6 +136,31 @@ export function tesseraGuard(
   return async (c, next) => {
     const outcome = decide(c, c.get('tessera') as AccessTokenClaims | undefined);
     if ('answer' in outcome) return send(c, outcome.answer);
+    await next();
+    return undefined;
+  };
+}
+
+/**
+ * Hono middleware serving your resource server's Protected Resource Metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource` inserted before the resource's path (and at the root
+ * form too); other requests pass. Pair it with `tesseraAuth(verifier, { resourceMetadata })`,
+ * whose 401 challenges point at it.
+ *
+ * @example
+ * ```ts
+ * import { protectedResourceMetadataUrl, tesseraAuth, tesseraProtectedResource } from '@tessera/verify/hono';
+ *
+ * const resource = 'https://api.example.com/v1';
+ * app.use(tesseraProtectedResource({ resource, authorizationServers: [`${issuer}/projects/${apiKeyId}`] }));
+ * app.use('/v1/*', tesseraAuth({ issuer, apiKeyId, resource }, { resourceMetadata: protectedResourceMetadataUrl(resource) }));
+ * ```
+ */
+export function tesseraProtectedResource(options: ProtectedResourceOptions): MiddlewareHandler {
+  const { paths, body, headers } = metadataAnswer(options);
+  return async (c, next) => {
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && paths.includes(c.req.path))
+      return c.body(body, 200, headers);
     await next();
     return undefined;
   };

@@ -23,6 +23,12 @@ export interface MiddlewareOptions<Req = unknown> {
   /** The `realm` of the `WWW-Authenticate` challenge. Default: `'tessera'`. */
   realm?: string;
   /**
+   * For a resource server: the URL of its Protected Resource Metadata (RFC 9728), sent as the
+   * challenge's `resource_metadata` attribute so that a client with no configuration (an MCP
+   * client) finds the authorization server — see `protectedResourceMetadataUrl`. Default: none.
+   */
+  resourceMetadata?: string;
+  /**
    * Called with every rejection, and the request, before the answer is sent — the place to log. A
    * 503's `cause` holds the network or service error; it is never sent to the client.
    */
@@ -99,6 +105,7 @@ const QDTEXT = /^[\t !#-[\]-~]*$/;
 /** The middleware options, checked once at start and defaulted. */
 export interface ResolvedOptions<Req> {
   realm: string;
+  resourceMetadata: string | undefined;
   onError: (error: TesseraVerifyError, request: Req) => void;
   optional: boolean;
   getToken: ((request: Req) => string | null | undefined | Promise<string | null | undefined>) | undefined;
@@ -112,6 +119,15 @@ export function resolveMiddlewareOptions<Req>(options: MiddlewareOptions<Req> = 
   const realm = options.realm ?? 'tessera';
   if (typeof realm !== 'string' || !QDTEXT.test(realm)) {
     throw new TypeError('"realm" must be printable ASCII without double quotes or backslashes');
+  }
+  const resourceMetadata = options.resourceMetadata;
+  if (
+    resourceMetadata !== undefined &&
+    (typeof resourceMetadata !== 'string' ||
+      !URL.canParse(resourceMetadata) ||
+      !QDTEXT.test(resourceMetadata))
+  ) {
+    throw new TypeError('"resourceMetadata" must be the URL of your protected resource metadata');
   }
   for (const name of ['onError', 'getToken', 'errorResponse'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
@@ -136,6 +152,7 @@ export function resolveMiddlewareOptions<Req>(options: MiddlewareOptions<Req> = 
   }
   return {
     realm,
+    resourceMetadata,
     onError: options.onError ?? (() => {}),
     optional: options.optional ?? false,
     getToken: options.getToken,
@@ -167,18 +184,20 @@ export function resolveMiddlewareOptions<Req>(options: MiddlewareOptions<Req> = 
  * }
  * ```
  */
-export function rejection(error: TesseraVerifyError, realm: string): Rejection {
+export function rejection(error: TesseraVerifyError, realm: string, resourceMetadata?: string): Rejection {
   const body = { error: error.code, error_description: error.message };
   const noStore = { 'Cache-Control': 'no-store' };
   if (error.status === 503) return { status: 503, headers: noStore, body };
   if (error.code === 'insufficient_claims') return { status: 403, headers: noStore, body };
   const description = `error_description="${quotable(error.message)}"`;
+  // RFC 9728 §5.1: where a client finds the authorization server of this resource.
+  const where = resourceMetadata === undefined ? '' : `, resource_metadata="${quotable(resourceMetadata)}"`;
   const challenge =
     error.code === 'missing_token'
-      ? `Bearer realm="${realm}"`
+      ? `Bearer realm="${realm}"${where}`
       : error.code === 'insufficient_scope'
-        ? `Bearer realm="${realm}", error="insufficient_scope", ${description}, scope="${quotable(error.scope ?? '')}"`
-        : `Bearer realm="${realm}", error="invalid_token", ${description}`;
+        ? `Bearer realm="${realm}"${where}, error="insufficient_scope", ${description}, scope="${quotable(error.scope ?? '')}"`
+        : `Bearer realm="${realm}"${where}, error="invalid_token", ${description}`;
   return { status: error.status, headers: { 'WWW-Authenticate': challenge, ...noStore }, body };
 }
 

@@ -18,4 +18,9 @@ export {
   requireClaims,
   requiredScopes,
 } from './requirements.js';
+export {
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './resource.js';
 export { createVerifier, type Verifier, type VerifierOptions } from './verifier.js';

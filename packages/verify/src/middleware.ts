@@ -104,7 +104,7 @@ function check(claims: AccessTokenClaims, requirements: readonly ClaimRequiremen
 function refuse<Req>(err: unknown, request: Req, settings: ResolvedOptions<Req>): ErrorAnswer {
   if (!(err instanceof TesseraVerifyError)) throw err;
   settings.onError(err, request);
-  const answer = rejection(err, settings.realm);
+  const answer = rejection(err, settings.realm, settings.resourceMetadata);
   if (!settings.errorResponse) return answer;
   const custom = settings.errorResponse(err, request, answer);
   const status = (custom as ErrorAnswer | undefined)?.status;

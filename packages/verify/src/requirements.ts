@@ -69,11 +69,7 @@ export function requireClaims(...names: string[]): ClaimRequirement {
   if (names.length === 0) throw new TypeError('requireClaims needs at least one claim name');
   for (const name of names) claimName(name, 'requireClaims');
   return (claims) => {
-    for (const name of names) {
-      if (claims[name] === undefined || claims[name] === null) {
-        throw new TesseraVerifyError('insufficient_claims', `The token has no "${name}" claim`);
-      }
-    }
+    for (const name of names) if (isAbsent(claims[name])) throw missingClaim(name);
   };
 }
 
@@ -94,9 +90,9 @@ export function claimEquals(name: string, value: ClaimValue): ClaimRequirement {
     throw new TypeError('claimEquals compares with a string, number, boolean or null');
   }
   return (claims) => {
-    if (claims[name] !== value) {
-      throw new TesseraVerifyError('insufficient_claims', `The token's "${name}" claim has another value`);
-    }
+    if (claims[name] === value) return;
+    if (isAbsent(claims[name])) throw missingClaim(name);
+    throw new TesseraVerifyError('insufficient_claims', `The token's "${name}" claim has another value`);
   };
 }
 
@@ -116,6 +112,7 @@ export function claimIncludes(name: string, ...values: ClaimValue[]): ClaimRequi
   if (values.length === 0) throw new TypeError('claimIncludes needs at least one value');
   return (claims) => {
     const claim = claims[name];
+    if (isAbsent(claim)) throw missingClaim(name);
     const held: unknown[] = Array.isArray(claim) ? claim : typeof claim === 'string' ? claim.split(' ') : [];
     if (!values.every((v) => held.includes(v))) {
       throw new TesseraVerifyError(
@@ -153,4 +150,14 @@ function claimName(name: string, caller: string): void {
   if (typeof name !== 'string' || name === '') {
     throw new TypeError(`${caller} needs a claim name (a non-empty string)`);
   }
+}
+
+/** Missing or `null`: what {@link requireClaims} refuses. */
+function isAbsent(claim: unknown): boolean {
+  return claim === undefined || claim === null;
+}
+
+/** The refusal of a token that lacks a claim a route requires (said so, not "another value"). */
+function missingClaim(name: string): TesseraVerifyError {
+  return new TesseraVerifyError('insufficient_claims', `The token has no "${name}" claim`);
 }

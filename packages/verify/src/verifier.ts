@@ -25,8 +25,15 @@ export interface VerifierOptions {
    * slash, e.g. `https://auth.example.com`.
    */
   issuer: string;
-  /** Your project's API key id; every token's `aud` must equal it. */
+  /** Your project's API key id; every token's `aud` must equal it (unless `resource` is given). */
   apiKeyId: string;
+  /**
+   * For a resource server (an MCP server, an API named by its URL): its resource identifier, e.g.
+   * `https://mcp.example.com/mcp`. Tokens must then be bound to it (`aud` equal to it: the client
+   * asked for it with RFC 8707's `resource`) and be of your project (`api_key_id` equal to
+   * `apiKeyId`); tokens of the project's apps (`aud` the API key id) are refused. Default: none.
+   */
+  resource?: string;
   /** Where the signing keys are published. Default: `${issuer}/.well-known/jwks.json`. */
   jwksUri?: string;
   /** Seconds of clock skew accepted on `exp` and `nbf`. Default: 5. */
@@ -151,7 +158,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
         algorithms: ['ES256'],
         typ: 'at+jwt',
         issuer: config.issuer,
-        audience: config.apiKeyId,
+        audience: config.resource ?? config.apiKeyId,
         clockTolerance: config.clockTolerance,
         requiredClaims: ['exp', 'iat', 'sub', 'sid', 'jti'],
         currentDate: new Date(config.now()),
@@ -160,6 +167,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
       throw fromJoseError(err);
     }
     assertAccessTokenClaims(payload);
+    // Any project's client may ask for any resource URL: the token must be of this project.
+    if (config.resource !== undefined && payload['api_key_id'] !== config.apiKeyId)
+      throw new TesseraVerifyError('wrong_audience', 'The token was issued for another project');
     if (online) await online(token, payload.jti);
     return payload;
   }
@@ -170,9 +180,10 @@ export function createVerifier(options: VerifierOptions): Verifier {
   };
 }
 
-type ResolvedOptions = Required<Omit<VerifierOptions, 'jwksUri' | 'verifyUri'>> & {
+type ResolvedOptions = Required<Omit<VerifierOptions, 'jwksUri' | 'verifyUri' | 'resource'>> & {
   jwksUri: URL;
   verifyUri: URL;
+  resource: string | undefined;
 };
 
 // Fails fast, once, with a message that says what to fix.
@@ -194,6 +205,12 @@ function resolveOptions(options: VerifierOptions): ResolvedOptions {
   if (options.revocation !== undefined && options.revocation !== false && options.revocation !== 'online') {
     throw new TypeError('"revocation" must be \'online\' or false');
   }
+  const resource = options.resource;
+  if (
+    resource !== undefined &&
+    (typeof resource !== 'string' || !URL.canParse(resource) || resource.includes('#'))
+  )
+    throw new TypeError('"resource" must be the absolute URL of your resource server, without a fragment');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw new TypeError('"fetch" must be a function');
   if (options.now !== undefined && typeof options.now !== 'function')
@@ -201,6 +218,7 @@ function resolveOptions(options: VerifierOptions): ResolvedOptions {
   return {
     issuer,
     apiKeyId,
+    resource,
     jwksUri: url(options.jwksUri ?? `${issuer}/.well-known/jwks.json`, 'jwksUri'),
     verifyUri: url(options.verifyUri ?? `${issuer}/verify`, 'verifyUri'),
     clockTolerance: duration(options.clockTolerance, 5, 'clockTolerance'),

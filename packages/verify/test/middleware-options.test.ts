@@ -266,6 +266,26 @@ for (const [name, start] of Object.entries(adapters)) {
       assert.equal(spaced.status, 200, 'a space-separated string claim counts as a list');
     });
 
+    // Issue 30: a token without the claim was told the claim "has another value".
+    it('a guarded claim that is absent is said to be missing, one with another value to differ', async () => {
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ plan: undefined, roles: ['editor'], tenant: 't_1' }, 'The token has no "plan" claim'],
+        [{ plan: null, roles: ['editor'], tenant: 't_1' }, 'The token has no "plan" claim'],
+        [{ plan: 'free', roles: ['editor'], tenant: 't_1' }, 'The token\'s "plan" claim has another value'],
+        [{ plan: 'pro', tenant: 't_1' }, 'The token has no "roles" claim'],
+        [
+          { plan: 'pro', roles: ['viewer'], tenant: 't_1' },
+          'The token\'s "roles" claim does not hold what this route requires',
+        ],
+        [{ plan: 'pro', roles: ['editor'] }, 'The token has no "tenant" claim'],
+      ];
+      for (const [claims, description] of cases) {
+        const response = await call('/pro', bearer(await mint(claims)));
+        assert.equal(response.status, 403, JSON.stringify(claims));
+        assert.equal((await response.json()).error_description, description, JSON.stringify(claims));
+      }
+    });
+
     it('claimCheck answers with its description', async () => {
       const refused = await call('/strong', bearer(token));
       assert.equal(refused.status, 403);

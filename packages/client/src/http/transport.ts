@@ -64,9 +64,15 @@ export class Transport {
     }
     this.clock.observeDateHeader(response.headers.get('date'));
     const body = parseJson(text);
-    if (!response.ok) throw errorFromAnswer(response.status, body);
+    if (!response.ok) throw errorFromAnswer(response.status, body, pageOrigin());
     return body as T;
   }
+}
+
+/** The page's origin in a browser (`location.origin`); undefined in Node and React Native. */
+function pageOrigin(): string | undefined {
+  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  return typeof origin === 'string' && origin !== 'null' ? origin : undefined;
 }
 
 function parseJson(text: string): unknown {

@@ -19,7 +19,7 @@ const service = (runtime: { db: ConstructorParameters<typeof ProjectsRepository>
   new ProjectsService(new ProjectsRepository(runtime.db));
 
 /** The project a `<project>` argument names: an API key id, else a name. */
-async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
+export async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
   const project = await projects.findByRef(ref);
   if (project) return project;
   throw new UsageError(
@@ -40,10 +40,20 @@ function describe(project: Project): string {
     `  relying-party id:    ${view.rp_id ?? '(none)'}`,
     `  numeric auth_time:   ${yesNo(view.numeric_auth_time)}`,
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
+    `  open registration:   ${yesNo(view.open_registration)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
     `  message templates:   ${templatesSummary(project)}`,
+    `  sign-in branding:    ${brandingSummary(project)}`,
   ].join('\n');
+}
+
+function brandingSummary(project: Project): string {
+  const b = project.branding;
+  if (!b) return 'none';
+  return Object.entries(b)
+    .map(([key, value]) => `${key} ${value}`)
+    .join(', ');
 }
 
 function templatesSummary(project: Project): string {
@@ -171,6 +181,13 @@ export function projectCommands(program: Command): void {
       'set the project’s OTP e-mail and SMS texts from a JSON file (docs/OPERATIONS.md#message-templates)',
     )
     .option('--clear-templates', 'go back to the built-in OTP e-mail and SMS texts')
+    .option('--brand-name <name>', 'the name the sign-in UI shows (instead of the project name)')
+    .option('--logo-url <url>', 'the logo the sign-in UI shows (https)')
+    .option('--primary-color <hex>', 'the sign-in UI’s button colour in the light theme, #rrggbb')
+    .option('--primary-color-dark <hex>', 'the sign-in UI’s button colour in the dark theme, #rrggbb')
+    .option('--clear-branding', 'remove the sign-in UI’s branding')
+    .option('--open-registration', 'let anyone register an OAuth client (RFC 7591 dynamic registration)')
+    .option('--no-open-registration', 'close dynamic client registration (the default)')
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -182,8 +199,23 @@ export function projectCommands(program: Command): void {
           removeOrigin?: string[];
           templateFile?: string;
           clearTemplates?: boolean;
+          brandName?: string;
+          logoUrl?: string;
+          primaryColor?: string;
+          primaryColorDark?: string;
+          clearBranding?: boolean;
+          openRegistration?: boolean;
         },
       ) => {
+        const brandingGiven = {
+          ...(opts.brandName !== undefined && { display_name: opts.brandName }),
+          ...(opts.logoUrl !== undefined && { logo_url: opts.logoUrl }),
+          ...(opts.primaryColor !== undefined && { primary_color: opts.primaryColor }),
+          ...(opts.primaryColorDark !== undefined && { primary_color_dark: opts.primaryColorDark }),
+        };
+        const brandingChanged = Object.keys(brandingGiven).length > 0;
+        if (brandingChanged && opts.clearBranding)
+          throw new UsageError('give either branding options or --clear-branding, not both');
         if (opts.templateFile !== undefined && opts.clearTemplates)
           throw new UsageError('give either --template-file or --clear-templates, not both');
         const messageTemplates = opts.clearTemplates
@@ -194,6 +226,12 @@ export function projectCommands(program: Command): void {
         await withRuntime(async (runtime) => {
           const projects = service(runtime);
           const project = await resolve(projects, ref);
+          // The options given change those members; the others stay as they are.
+          const branding = opts.clearBranding
+            ? null
+            : brandingChanged
+              ? { ...project.branding, ...brandingGiven }
+              : undefined;
           const updated = await projects.update(project.api_key_id, {
             name: opts.name,
             origins: opts.origin,
@@ -203,6 +241,8 @@ export function projectCommands(program: Command): void {
             numericAuthTime: opts.numericAuthTime,
             deviceRequiresPin: opts.deviceRequiresPin,
             messageTemplates,
+            branding,
+            openRegistration: opts.openRegistration,
           });
           console.log(
             opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,

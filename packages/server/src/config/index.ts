@@ -275,7 +275,31 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/**
+ * A PostgreSQL URL node-postgres can open: one host (it has no multi-host failover, see
+ * brianc/node-postgres#1470), and parseable. The error names the variable and the hosts, never the
+ * URL (it may hold a password).
+ */
+function checkPostgresUrl(name: string, value: string): void {
+  const authority = /^postgres(?:ql)?:\/\/([^/?#]*)/.exec(value)?.[1] ?? '';
+  const hosts = authority.slice(authority.lastIndexOf('@') + 1);
+  if (hosts.includes(',')) {
+    throw new ConfigError(
+      `${name} names several hosts (${hosts}), which node-postgres cannot fail over between: give one host — a proxy in front of the cluster (PgBouncer, HAProxy, pgpool, a managed endpoint) or a DNS name that follows the primary (docs/OPERATIONS.md, "Failing over")`,
+    );
+  }
+  try {
+    new URL(value);
+  } catch {
+    throw new ConfigError(
+      `${name} is not a valid URL (postgres://user:password@host:port/database; percent-encode special characters in the password)`,
+    );
+  }
+}
+
 function databaseListenUrl(env: Env, databaseUrl: string): string | undefined {
+  if (env.TESSERA_DATABASE_LISTEN_URL?.startsWith('postgres'))
+    checkPostgresUrl('TESSERA_DATABASE_LISTEN_URL', env.TESSERA_DATABASE_LISTEN_URL);
   const listenUrl = url(env, 'TESSERA_DATABASE_LISTEN_URL', ['postgres:', 'postgresql:']);
   if (listenUrl && databaseUrl.startsWith('sqlite:'))
     throw new ConfigError(
@@ -548,6 +572,7 @@ function parseConfig(env: Env): Readonly<Config> {
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('TESSERA_DATABASE_URL must be sqlite:<path> or postgres://…');
   }
+  if (!databaseUrl.startsWith('sqlite:')) checkPostgresUrl('TESSERA_DATABASE_URL', databaseUrl);
   const masterKey = env.TESSERA_MASTER_KEY || undefined;
   if (production && !masterKey) {
     throw new ConfigError(

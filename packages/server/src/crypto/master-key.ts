@@ -10,7 +10,8 @@ export type KeyPurpose =
   | 'pin-pepper'
   | 'refresh-successor'
   | 'webhook-secret'
-  | 'passkey-decoy';
+  | 'passkey-decoy'
+  | 'oauth-csrf';
 
 /**
  * The root secret (32 bytes). Every other server secret is derived from it with HKDF, so one

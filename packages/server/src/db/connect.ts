@@ -1,11 +1,11 @@
 import type { SlowTransaction } from '@tessera/sqlite';
-import { Kysely, Migrator, sql } from 'kysely';
-import { migrationProvider } from '../migrations/index.js';
+import { Kysely } from 'kysely';
 import type { NoticeListener } from './notifications.js';
 import type { PostgresOptions } from './postgres.js';
 import type { Database } from './schema.js';
 import type { DbStats } from './stats.js';
 
+export { migrate, SchemaTooNewError } from './migrate.js';
 export type { DbStats };
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -84,48 +84,4 @@ async function connectSqlite(path: string, options: ConnectOptions): Promise<Db>
     // Waits for statements already issued; the HTTP app drains its handlers before this.
     close: () => kysely.destroy(),
   };
-}
-
-/** Runs every pending migration; throws with the failing migration's name. */
-export async function migrate(db: Db): Promise<string[]> {
-  // A migration may build an index over a large table: PostgreSQL migrates without the pool's
-  // statement timeouts.
-  if (db.withoutTimeouts) return db.withoutTimeouts((kysely) => migrateWith({ ...db, kysely }));
-  return migrateWith(db);
-}
-
-async function migrateWith(db: Pick<Db, 'kysely' | 'dialect'>): Promise<string[]> {
-  // Kysely looks for its migration tables in every schema unless told which: with another
-  // schema of the same database already migrated, it would skip creating them in ours.
-  const migrationTableSchema =
-    db.dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
-      : undefined;
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider: migrationProvider,
-    ...(migrationTableSchema ? { migrationTableSchema } : {}),
-  });
-  let { error, results } = await migrator.migrateToLatest();
-  // Before taking its lock, Kysely's migrator introspects the tables of every schema of the
-  // database; a schema dropped or altered meanwhile (tests drop theirs) fails that query. No
-  // migration has run then (no results), so it is safe to try again.
-  for (
-    let retry = 0;
-    retry < 5 && error && !results && db.dialect === 'postgres' && isCatalogRace(error);
-    retry++
-  ) {
-    ({ error, results } = await migrator.migrateToLatest());
-  }
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed`, { cause: error });
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/** invalid_schema_name, undefined_table, undefined_column: a relation of another schema vanished. */
-function isCatalogRace(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '3F000' || code === '42P01' || code === '42703';
 }

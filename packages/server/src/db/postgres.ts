@@ -6,11 +6,12 @@ import {
   type PostgresQueryResult,
 } from 'kysely';
 import pg from 'pg';
+import { LATE_WAIT_MS, type LateOutcome, lateOutcomeHandler } from './late-outcome.js';
 import { type ListenerLogger, NoticeListener } from './notifications.js';
 import { statementName } from './prepared.js';
 import type { Database } from './schema.js';
 import type { DbStats } from './stats.js';
-import { describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
+import { DatabaseReadOnlyError, describeDatabaseError, isConnectionPoisoned } from './unavailable.js';
 
 // int8 (bigint) columns hold millisecond timestamps, far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -97,28 +98,83 @@ function poolConfig(url: string, options: PostgresOptions): pg.PoolConfig {
  * may still answer later) or that reached a read-only standby is released with its error, so the
  * pool drops it; until then its further queries (a transaction's rollback) fail at once. A text
  * of a prepared query (db/prepared.ts) runs as a named prepared statement.
+ *
+ * A statement sent inside `observeLate` (db/late-outcome.ts) gets the same deadline, but the
+ * connection is kept, out of the pool, until the database answers: its rows then go to the
+ * handler (a refresh rotation that committed after its answer was lost), and only then is the
+ * connection released.
  */
 class GuardedClient {
   #poisoned: Error | undefined;
+  /** A statement still running past its deadline: release waits for it. */
+  #late: Promise<unknown> | undefined;
 
-  constructor(readonly client: pg.PoolClient) {}
+  constructor(
+    readonly client: pg.PoolClient,
+    private readonly deadlineMs: number,
+  ) {}
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (this.#poisoned) return Promise.reject(this.#poisoned);
-    const name = statementName(sql);
-    const values = parameters as unknown[];
-    return (
-      (name
-        ? this.client.query({ name, text: sql, values })
-        : this.client.query(sql, values)) as unknown as Promise<PostgresQueryResult<R>>
-    ).catch((error: Error) => {
+    const onLate = lateOutcomeHandler();
+    if (onLate) return this.#observed<R>(sql, parameters, onLate);
+    return this.#send<R>(sql, parameters).catch((error: Error) => {
       if (isConnectionPoisoned(error)) this.#poisoned = error;
       throw error;
     });
   }
 
   release(): void {
+    if (this.#late) {
+      const late = this.#late;
+      this.#late = undefined;
+      void late.then(
+        () => this.client.release(this.#poisoned),
+        () => this.client.release(this.#poisoned),
+      );
+      return;
+    }
     this.client.release(this.#poisoned);
+  }
+
+  #send<R>(sql: string, parameters: ReadonlyArray<unknown>, timeoutMs?: number) {
+    const name = statementName(sql);
+    const values = parameters as unknown[];
+    const config: pg.QueryConfig = { text: sql, values, ...(name ? { name } : {}) };
+    if (timeoutMs !== undefined) (config as { query_timeout?: number }).query_timeout = timeoutMs;
+    return this.client.query(config) as unknown as Promise<PostgresQueryResult<R>>;
+  }
+
+  /** The statement with our own deadline, its answer observed however late it comes. */
+  #observed<R>(sql: string, parameters: ReadonlyArray<unknown>, onLate: LateOutcome) {
+    const sent = this.#send<R>(sql, parameters, LATE_WAIT_MS);
+    return new Promise<PostgresQueryResult<R>>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        // The same error node-postgres gives at its own deadline (a 503 for the caller).
+        reject(new Error('Query read timeout'));
+        this.#late = sent.then(
+          (result) => onLate(result.rows),
+          (error: Error) => {
+            this.#poisoned = error;
+          },
+        );
+      }, this.deadlineMs);
+      sent.then(
+        (result) => {
+          if (late) return;
+          clearTimeout(timer);
+          resolve(result);
+        },
+        (error: Error) => {
+          if (late) return;
+          clearTimeout(timer);
+          if (isConnectionPoisoned(error)) this.#poisoned = error;
+          reject(error);
+        },
+      );
+    });
   }
 }
 
@@ -126,14 +182,14 @@ class GuardedClient {
  * The pool Kysely uses: node-postgres's, with each client wrapped once (Kysely keeps per-client
  * state keyed by the client object).
  */
-function guarded(pool: pg.Pool): PostgresPool {
+function guarded(pool: pg.Pool, deadlineMs: number): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, GuardedClient>();
   return {
     async connect() {
       const client = await pool.connect();
       let wrapper = wrappers.get(client);
       if (!wrapper) {
-        wrapper = new GuardedClient(client);
+        wrapper = new GuardedClient(client, deadlineMs);
         wrappers.set(client, wrapper);
       }
       // Kysely calls only query(sql, parameters) (no cursor is configured) and release().
@@ -166,11 +222,21 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Postgr
   };
   pool.on('connect', lost);
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded(pool) }) });
+  const kysely = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: guarded(pool, config.query_timeout ?? 0) }),
+  });
   return {
     kysely,
+    // A round trip that also sees a server that cannot take writes: a standby (a demoted primary)
+    // or `default_transaction_read_only` on; readiness must not send writes there.
     ping: async () => {
-      await pool.query('select 1');
+      const { rows } = await pool.query<{ ro: string }>(
+        "select current_setting('transaction_read_only') as ro",
+      );
+      if (rows[0]?.ro === 'on')
+        throw new DatabaseReadOnlyError(
+          'the database is read-only (transaction_read_only is on: a standby, or default_transaction_read_only)',
+        );
     },
     stats: () => ({
       max: config.max ?? 10,

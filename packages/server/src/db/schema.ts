@@ -19,6 +19,12 @@ export interface ProjectTable {
   sms_countries: string | null;
   /** JSON of the project's message templates (modules/otp/delivery/templates); null: built-in texts. */
   message_templates: string | null;
+  /** JSON of the project's sign-in branding (modules/projects/branding.ts); null: none. */
+  branding: string | null;
+  /** 1 = open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
+  oauth_dcr: Generated<number>;
+  /** Reserved for Client ID Metadata Documents (not built yet: nothing reads or sets it). */
+  oauth_cimd: Generated<number>;
   created_at: number;
   secret_rotated_at: number | null;
 }
@@ -82,6 +88,12 @@ export interface SessionTable {
   last_refreshed_at: number | null;
   revoked_at: number | null;
   revoked_reason: string | null;
+  /** The OAuth client (`oauth_clients.client_id`) whose code exchange started it; null otherwise. */
+  client_id: string | null;
+  /** The scopes granted to that client (space-separated); null for other sessions. */
+  scope: string | null;
+  /** The RFC 8707 resource its access tokens are for (their `aud`); null: the project's API key id. */
+  resource: string | null;
 }
 
 export interface RefreshTokenTable {
@@ -206,6 +218,90 @@ export interface SessionRevocationTable {
   revoked_at: number;
 }
 
+export interface OAuthClientTable {
+  id: string;
+  project_id: string;
+  client_id: string;
+  /** SHA-256 of a confidential client's secret; null for a public client. */
+  secret_hash: string | null;
+  token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
+  name: string;
+  logo_uri: string | null;
+  /** JSON array. */
+  redirect_uris: string;
+  /** JSON array. */
+  post_logout_redirect_uris: string;
+  /** JSON array. */
+  grant_types: string;
+  /** Space-separated scopes the client may ask for. */
+  scope: string;
+  first_party: number;
+  /** 1 = registered through the open registration endpoint (third-party, expires when unused). */
+  dynamic: number;
+  /** When an authorization request last named it (null: never). */
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OAuthRequestTable {
+  id: string;
+  project_id: string;
+  client_id: string;
+  /** JSON of the validated authorization request. */
+  params: string;
+  /** SHA-256 of the browser-binding cookie set when the request was made. */
+  browser_hash: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface OAuthCodeTable {
+  /** SHA-256 of the code. */
+  id: string;
+  project_id: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  nonce: string | null;
+  scope: string;
+  resource: string | null;
+  user_id: string;
+  /** The hosted session's Tessera session. */
+  session_id: string;
+  /** The session the exchange started: revoked when the code is presented again. */
+  issued_session_id: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface OAuthBrowserSessionTable {
+  id: string;
+  secret_hash: string;
+  project_id: string;
+  session_id: string;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+export interface OAuthConsentTable {
+  project_id: string;
+  user_id: string;
+  client_id: string;
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One row (id 1): a random id made with the database (migration 016); signing-key ids include it. */
+export interface DatabaseIdentityTable {
+  id: number;
+  database_id: string;
+  created_at: number;
+}
+
 export interface Database {
   projects: ProjectTable;
   signing_keys: SigningKeyTable;
@@ -223,6 +319,12 @@ export interface Database {
   session_revocations: SessionRevocationTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  oauth_clients: OAuthClientTable;
+  oauth_requests: OAuthRequestTable;
+  oauth_codes: OAuthCodeTable;
+  oauth_browser_sessions: OAuthBrowserSessionTable;
+  oauth_consents: OAuthConsentTable;
+  database_identity: DatabaseIdentityTable;
 }
 
 // Rows as stored; the repositories turn JSON columns into domain records (Project,

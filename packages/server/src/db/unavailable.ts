@@ -90,10 +90,48 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string') {
     if (POSTGRES_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
     if (SOCKET_CODES.has(code) || code.startsWith('SQLITE_BUSY')) return true;
+    if (isStorageFailing(error)) return true;
   }
   if (typeof message === 'string' && DRIVER_MESSAGES.has(message)) return true;
   // Connecting to a name with several addresses fails with an AggregateError of socket errors.
   return Array.isArray(errors) && errors.length > 0 && errors.every(isDatabaseUnavailable);
+}
+
+/**
+ * SQLite could not write: the disk (or `max_page_count`) is full (`SQLITE_FULL`), or the file
+ * system failed an I/O (`SQLITE_IOERR` and its extended codes). Nothing of the statement was
+ * written; it may work again once space is freed.
+ */
+export function isStorageFailing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'));
+}
+
+/**
+ * PostgreSQL refused a write because the transaction is read-only (`25006`): the server is a
+ * standby (a demoted primary) or has `default_transaction_read_only` on.
+ */
+export function isReadOnly(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '25006' || error instanceof DatabaseReadOnlyError;
+}
+
+/** The readiness probe found the database read-only (PostgreSQL `transaction_read_only`). */
+export class DatabaseReadOnlyError extends Error {
+  override name = 'DatabaseReadOnlyError';
+  readonly code = '25006';
+  constructor(reason: string) {
+    super(reason);
+  }
+}
+
+/** What kind of unavailability `error` is (isDatabaseUnavailable is true of it). */
+export type OutageKind = 'storage-full' | 'read-only' | 'unreachable';
+
+export function outageKind(error: unknown): OutageKind {
+  if (isStorageFailing(error)) return 'storage-full';
+  if (isReadOnly(error)) return 'read-only';
+  return 'unreachable';
 }
 
 /**

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
+import { grantsRoutes } from '../modules/authorize/grants.routes.js';
 import { biometricRoutes } from '../modules/biometric/biometric.routes.js';
 import { deviceRoutes } from '../modules/device/device.routes.js';
 import { otpRoutes } from '../modules/otp/otp.routes.js';
 import { pinRoutes } from '../modules/pin/pin.routes.js';
 import { meRoutes } from '../modules/session/me.routes.js';
-import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
+import { corsHook, preflightRoutes } from '../plugins/cors.js';
 import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
 import { documentErrors } from './openapi.js';
-import { notFoundUnder } from './scope.js';
+import { browserOrigins, notFoundUnder } from './scope.js';
 
 /**
  * The app-facing family: what apps call, from browsers too. Sign-in routes declare the `project`
@@ -20,7 +21,7 @@ export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
     scope.addHook('onRoute', documentErrors('problem'));
-    scope.addHook('onRequest', corsHook(projectOrigins((origin) => ctx.projects.isKnownOrigin(origin))));
+    scope.addHook('onRequest', corsHook(browserOrigins(ctx, 'problem')));
     preflightRoutes(
       scope,
       [
@@ -45,5 +46,12 @@ export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await scope.register(pinRoutes({ pin: ctx.pin, devices: ctx.devices, hooks }));
     await scope.register(biometricRoutes({ biometric: ctx.biometric, hooks }));
     await scope.register(meRoutes({ signOut: ctx.signOut, stepUp: ctx.stepUp, hooks }));
+    await scope.register(
+      grantsRoutes({
+        repository: ctx.authorizeRepository,
+        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
+        hooks,
+      }),
+    );
   };
 }

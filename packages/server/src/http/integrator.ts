@@ -1,9 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
+import { userGrantsRoutes } from '../modules/authorize/grants.routes.js';
+import { clientsRoutes } from '../modules/clients/clients.routes.js';
+import { registrationSettingRoutes } from '../modules/clients/registration-setting.routes.js';
+import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
-import { problemErrorHandler } from '../plugins/error-handler.js';
+import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';
 import { documentErrors, documentSecurity } from './openapi.js';
 
 /**
@@ -26,6 +30,22 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       }),
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));
+    await scope.register(
+      userGrantsRoutes({
+        repository: ctx.authorizeRepository,
+        users: ctx.users,
+        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
+      }),
+    );
     await scope.register(webhooksRoutes({ webhooks: ctx.webhooks }));
+    // OAuth clients speak RFC 7591/7592, whose errors are OAuth's (`invalid_client_metadata`, …).
+    await scope.register(async (clients) => {
+      clients.setErrorHandler(oauthErrorHandler);
+      await clients.register(
+        clientsRoutes({ clients: ctx.clients, project: async (request) => request.project! }),
+      );
+    });
+    await scope.register(brandingIntegratorRoutes({ projects: ctx.projects }));
+    await scope.register(registrationSettingRoutes({ projects: ctx.projects }));
   };
 }

@@ -1,13 +1,19 @@
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
+import {
+  REGISTRATIONS_PER_IP,
+  REGISTRATIONS_PER_PROJECT,
+  registrationRoutes,
+} from '../modules/clients/registration.routes.js';
 import { introspectionRoutes } from '../modules/session/introspection.routes.js';
 import { oauthRoutes } from '../modules/session/oauth.routes.js';
 import { requireClient } from '../plugins/client-auth.js';
-import { corsHook, preflightRoutes, projectOrigins } from '../plugins/cors.js';
+import { corsHook, preflightRoutes } from '../plugins/cors.js';
 import { oauthErrorHandler, oauthNotFound } from '../plugins/error-handler.js';
+import { limitPerIp } from '../plugins/request-context.js';
 import { documentErrors } from './openapi.js';
-import { notFoundUnder } from './scope.js';
+import { browserOrigins, notFoundUnder } from './scope.js';
 
 /**
  * The OAuth family (`/oauth/*`): RFC 6749 errors, never cached. Token, revocation and
@@ -24,25 +30,35 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await notFoundUnder(scope, ['/oauth/'], oauthNotFound);
 
     await scope.register(async (browser) => {
-      browser.addHook('onRequest', corsHook(projectOrigins((origin) => ctx.projects.isKnownOrigin(origin))));
+      browser.addHook('onRequest', corsHook(browserOrigins(ctx, 'oauth')));
       const paths = ['/oauth/token', '/oauth/revoke', '/oauth/userinfo'];
       preflightRoutes(browser, paths, oauthNotFound);
       await browser.register(
         oauthRoutes({
           session: ctx.session,
+          authorize: ctx.authorize,
           hooks: {
             ipLimit: ctx.hooks.ipLimit,
             bearer: ctx.hooks.bearer,
-            client: requireClient(ctx.projects, 'public'),
+            client: requireClient(ctx.projects, 'public', ctx.originRefusals, ctx.clients),
           },
         }),
       );
     });
 
     await scope.register(
+      registrationRoutes({
+        clients: ctx.clients,
+        project: (apiKeyId) => ctx.projects.byApiKeyId(apiKeyId),
+        ipLimit: limitPerIp(ctx.ipLimiter, 'oauth-register', REGISTRATIONS_PER_IP),
+        projectLimit: (project) => ctx.limiter.hit('oauth-register', project.id, REGISTRATIONS_PER_PROJECT),
+      }),
+    );
+
+    await scope.register(
       introspectionRoutes({
         session: ctx.session,
-        client: requireClient(ctx.projects, 'confidential'),
+        client: requireClient(ctx.projects, 'confidential', ctx.originRefusals),
       }),
     );
   };

@@ -42,6 +42,15 @@ const TAGS = [
   { name: 'users', description: 'Integrator API: users, claims, sessions, credentials (HTTP Basic)' },
   { name: 'audit', description: 'Integrator API: security events (HTTP Basic)' },
   { name: 'webhooks', description: 'Integrator API: webhook endpoints (HTTP Basic)' },
+  {
+    name: 'branding',
+    description: 'The sign-in UI’s branding: read by any page (public), set by the integrator (HTTP Basic)',
+  },
+  {
+    name: 'clients',
+    description:
+      'Integrator API: OAuth clients in RFC 7591/7592 terms (HTTP Basic); the operator API has the same under a project',
+  },
   { name: 'operator', description: 'Project management by the service operator' },
   { name: 'operations', description: 'Health probes, metrics, this document' },
   { name: 'development', description: 'Development only (TESSERA_DELIVERY=dev): never in production' },

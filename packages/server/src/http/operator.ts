@@ -3,6 +3,7 @@ import { ErrorCodes } from '@tessera/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { TesseraError } from '../errors.js';
+import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { operatorRoutes } from '../modules/operator/operator.routes.js';
 import { requireOperatorToken } from '../modules/operator/operator-token.js';
 import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
@@ -37,5 +38,12 @@ export function operatorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     scope.addHook('onRequest', requireOperatorToken(token));
     await notFoundUnder(scope, ['/v1/operator'], problemNotFound);
     await scope.register(operatorRoutes({ projects: ctx.projects, audit: ctx.audit }));
+    await scope.register(
+      clientsRoutes({
+        clients: ctx.clients,
+        base: '/v1/operator/projects/:api_key_id/clients',
+        project: (request) => ctx.projects.get((request.params as { api_key_id: string }).api_key_id),
+      }),
+    );
   };
 }

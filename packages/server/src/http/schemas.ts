@@ -19,7 +19,7 @@ export const Problem = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     code: Type.String({ enum: Object.values(ErrorCodes), description: 'Stable: switch on this' }),
-    detail: Type.Optional(Type.String()),
+    detail: Type.String({ description: 'Public text: what went wrong and what to do' }),
     retry_after: Type.Optional(Type.Integer({ description: 'Seconds to wait before trying again' })),
     attempts_left: Type.Optional(Type.Integer({ description: 'Tries left before the lock' })),
   },
@@ -62,15 +62,25 @@ export const TokenBundle = Type.Object(
   { $id: 'TokenBundle' },
 );
 
-/** Every sign-in completion: the bundle with getOAuthToken true, otherwise who signed in and how. */
-export const SignInResult = Type.Object(
-  {
-    oauth_token: Type.Optional(Type.Ref(TokenBundle)),
-    user_id: Type.Optional(Type.String({ description: 'With getOAuthToken false' })),
-    auth_method: Type.Optional(Type.Ref(AuthMethod)),
-  },
-  { $id: 'SignInResult' },
+/** A sign-in completion with getOAuthToken true: the token bundle. */
+export const SignInTokens = Type.Object(
+  { oauth_token: Type.Ref(TokenBundle) },
+  { $id: 'SignInTokens', additionalProperties: false },
 );
+
+/** A sign-in completion with getOAuthToken false: who signed in and how, no tokens. */
+export const SignInUser = Type.Object(
+  { user_id: Type.String(), auth_method: Type.Ref(AuthMethod) },
+  { $id: 'SignInUser', additionalProperties: false },
+);
+
+/**
+ * Every sign-in completion: exactly one of the two shapes, each with its members required, so a
+ * generated client narrows on `oauth_token` or `user_id`.
+ */
+export const SignInResult = Type.Union([Type.Ref(SignInTokens), Type.Ref(SignInUser)], {
+  $id: 'SignInResult',
+});
 
 /** A nonce for a device to sign: device registration, device and PIN sign-in starts. */
 export const DeviceChallenge = Type.Object(
@@ -106,7 +116,9 @@ export const User = Type.Object(
     user_id: Type.String(),
     identifier: Type.String(),
     identifier_type: Type.Union([Type.Literal('email'), Type.Literal('phone')]),
-    client_user_id: Nullable(Type.String()),
+    client_user_id: Type.String({
+      description: 'The id set with PATCH, else user_id: the value tokens carry (clientUserIdOf)',
+    }),
     created_at: Nullable(Time),
     last_sign_in_at: Nullable(Time),
   },
@@ -151,6 +163,8 @@ export const SHARED_SCHEMAS: TSchema[] = [
   VerifyAnswer,
   AuthMethod,
   TokenBundle,
+  SignInTokens,
+  SignInUser,
   SignInResult,
   DeviceChallenge,
   Device,

@@ -84,10 +84,19 @@ export class KeyStore {
     // Instances starting together on an empty database must not each create an active key (they
     // would sign with different keys and publish different JWKS). The first key's kid is derived
     // from the rows every racer sees, so they compute the same kid and the primary key lets one
-    // insert win; the others load the winner's key.
+    // insert win; the others load the winner's key. The database's random id makes it differ
+    // between databases under one master key.
     const seen = await keysRepository.listKids(this.db.kysely);
     if (!seen.some((r) => r.status === 'active')) {
-      await this.insertKey('active', null, this.#firstKid(seen.map((r) => r.kid)));
+      const databaseId = await keysRepository.databaseId(this.db.kysely);
+      await this.insertKey(
+        'active',
+        null,
+        this.#firstKid(
+          databaseId,
+          seen.map((r) => r.kid),
+        ),
+      );
     }
     await this.reload();
     if (!this.#keys.some((k) => k.status === 'active')) {
@@ -96,10 +105,10 @@ export class KeyStore {
     }
   }
 
-  #firstKid(existing: string[]): string {
+  #firstKid(databaseId: string, existing: string[]): string {
     const key = Buffer.from(hkdfSync('sha256', this.encryptionKey, Buffer.alloc(0), 'tessera/first-kid', 32));
     return createHmac('sha256', key)
-      .update(existing.sort().join('\0'))
+      .update([databaseId, ...existing.sort()].join('\0'))
       .digest()
       .subarray(0, 12)
       .toString('base64url');

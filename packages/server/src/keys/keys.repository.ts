@@ -1,4 +1,4 @@
-import type { JsonWebKey } from 'node:crypto';
+import { type JsonWebKey, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, SigningKeyRow, SigningKeyStatus } from '../db/schema.js';
 
@@ -138,4 +138,20 @@ export async function retireDue(db: Kysely<Database>, now: number): Promise<bool
     .where('retire_at', '<=', now)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** The database's random id (migration 016), made here if its row is missing; racers agree. */
+export async function databaseId(db: Kysely<Database>): Promise<string> {
+  const read = () =>
+    db.selectFrom('database_identity').select('database_id').where('id', '=', 1).executeTakeFirst();
+  const found = await read();
+  if (found) return found.database_id;
+  await db
+    .insertInto('database_identity')
+    .values({ id: 1, database_id: randomBytes(16).toString('base64url'), created_at: Date.now() })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  const made = await read();
+  if (!made) throw new Error('the database has no id (database_identity)');
+  return made.database_id;
 }

@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 
 // Frozen: trusted devices, PINs, passkeys, single-use challenges and the audit log.
 
+/** Additive: new tables only (a release without them never reads them). */
+export const additive = true;
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations are untyped by design
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

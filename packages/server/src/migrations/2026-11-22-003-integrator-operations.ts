@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 
 // Frozen: custom claims and webhooks.
 
+/** Additive: new tables only. */
+export const additive = true;
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations are untyped by design
 export async function up(db: Kysely<any>): Promise<void> {
   // Revocations outlive their sessions (a deleted user's sessions are gone, but their access

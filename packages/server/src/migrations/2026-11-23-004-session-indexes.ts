@@ -5,6 +5,9 @@ import type { Kysely } from 'kysely';
 // grows); no query selects sessions by `revoked_at` (revocations are read from
 // session_revocations), so that index only cost a write per sign-in and revocation.
 
+/** Additive: indexes only (an older release stays correct; its housekeeping may be slower). */
+export const additive = true;
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations are untyped by design
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('sessions_expires').on('sessions').column('expires_at').execute();

@@ -4,6 +4,9 @@ import type { Kysely } from 'kysely';
 // as removing a device does; both revocations find their sessions through an index), and a rotated refresh token records a hash of the client that
 // rotated it (IP and User-Agent), so the grace-window answer goes only to that same client.
 
+/** Additive: new nullable columns and indexes. */
+export const additive = true;
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations are untyped by design
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('sessions').addColumn('passkey_id', 'text').execute();

@@ -12,6 +12,9 @@ interface Row {
   api_key_id: string;
 }
 
+/** Not additive: project names become unique, so an older release that creates a project under an existing name fails. */
+export const additive = false;
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations are untyped by design
 export async function up(db: Kysely<any>): Promise<void> {
   const rows: Row[] = await db

@@ -11,9 +11,24 @@ import * as m011 from './2026-11-23-011-sms-countries.js';
 import * as m012 from './2026-11-23-012-message-templates.js';
 import * as m013 from './2026-11-23-013-rate-limits-reset-at.js';
 import * as m014 from './2026-11-28-014-fewer-index-writes.js';
+import * as m016 from './2026-11-29-016-database-id.js';
+import * as m017 from './2026-11-29-017-project-branding.js';
+import * as m018 from './2026-11-29-018-oauth-clients.js';
+import * as m019 from './2026-11-29-019-oauth-flow.js';
+import * as m020 from './2026-11-29-020-client-registration.js';
+
+/**
+ * A migration and whether it is additive: a release that does not know it can still run correctly
+ * against a schema that has it (new tables, new nullable or defaulted columns, new indexes).
+ */
+export interface MigrationModule extends Migration {
+  additive: boolean;
+}
+
+export type MigrationSet = Readonly<Record<string, MigrationModule>>;
 
 /** Every migration, in order. Imported statically so the build needs no file-system scan. */
-const migrations: Record<string, Migration> = {
+export const migrations: MigrationSet = {
   '2026-11-22-001-initial': m001,
   '2026-11-22-002-sign-in-methods': m002,
   '2026-11-22-003-integrator-operations': m003,
@@ -26,8 +41,13 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-012-message-templates': m012,
   '2026-11-23-013-rate-limits-reset-at': m013,
   '2026-11-28-014-fewer-index-writes': m014,
+  '2026-11-29-016-database-id': m016,
+  '2026-11-29-017-project-branding': m017,
+  '2026-11-29-018-oauth-clients': m018,
+  '2026-11-29-019-oauth-flow': m019,
+  '2026-11-29-020-client-registration': m020,
 };
 
 export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
+  getMigrations: async () => ({ ...migrations }),
 };

@@ -1,11 +1,12 @@
 import { type AccessTokenClaims, ErrorCodes } from '@tessera/core';
 import type { FastifyRequest } from 'fastify';
 import type { User } from '../db/schema.js';
-import { forbidden, TesseraError } from '../errors.js';
-import { originAllowed, type Project } from '../modules/projects/project.js';
+import { TesseraError } from '../errors.js';
+import type { Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { UsersRepository } from '../modules/users/users.repository.js';
 import type { VerifyService } from '../modules/verify/verify.service.js';
+import type { OriginRefusals } from './origin-refusal.js';
 import { apiKeyIdOf } from './request-context.js';
 
 export interface Authenticated {
@@ -27,7 +28,12 @@ const invalidToken = (detail: string) =>
   });
 
 /** preHandler for end-user endpoints: `Authorization: Bearer <access token>`, fully verified. */
-export function requireBearer(verify: VerifyService, projects: ProjectsService, users: UsersRepository) {
+export function requireBearer(
+  verify: VerifyService,
+  projects: ProjectsService,
+  users: UsersRepository,
+  refusals: OriginRefusals,
+) {
   return async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+([A-Za-z0-9._-]+)\s*$/i.exec(header) : null;
@@ -48,12 +54,7 @@ export function requireBearer(verify: VerifyService, projects: ProjectsService, 
     if (!project || !user || user.project_id !== project.id)
       throw invalidToken('the user of this token no longer exists');
     const origin = request.headers.origin;
-    if (origin && !originAllowed(project, origin)) {
-      throw forbidden(
-        "the request's Origin is not one of this project's allowed origins",
-        ErrorCodes.originNotAllowed,
-      );
-    }
+    if (origin && !refusals.allowed(project, origin)) throw refusals.problem(request.log, origin, project);
     request.auth = { project, user, claims: result.claims };
   };
 }

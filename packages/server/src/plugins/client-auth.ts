@@ -1,13 +1,18 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError, TesseraError } from '../errors.js';
+import type { OAuthClient } from '../modules/clients/client.js';
+import { type ClientsService, isClientId } from '../modules/clients/clients.service.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
+import type { OriginRefusals } from './origin-refusal.js';
 import { apiKeyIdOf } from './request-context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The OAuth client (a project) of an `/oauth/*` request, set by `authenticateClient`. */
+    /** The project of an `/oauth/*` request's client, set by `authenticateClient`. */
     client: Project;
+    /** The registered OAuth client (issue 31) when the request names one (`tc_…`), not the API key. */
+    oauthClient?: OAuthClient;
   }
 }
 
@@ -70,17 +75,64 @@ async function namedClient(
   return project;
 }
 
-/** Step 3: a browser's Origin must be one of the client's origins. */
-function checkOrigin(request: FastifyRequest, client: Project): void {
+/** Step 3: a browser's Origin must be one of the client's origins (or the hosted pages'). */
+function checkOrigin(request: FastifyRequest, client: Project, refusals: OriginRefusals): void {
   const origin = request.headers.origin;
-  if (origin && !originAllowed(client, origin)) {
-    throw new OAuthError(
-      403,
-      'invalid_client',
-      "the request's Origin is not one of this client's allowed origins",
-    );
-  }
+  if (origin && !refusals.allowed(client, origin)) throw refusals.oauth(request.log, origin, client);
 }
+
+const invalidClient = (description: string) =>
+  new OAuthError(401, 'invalid_client', description, BASIC_CHALLENGE);
+
+/** Step 0: a registered OAuth client (`tc_…`), authenticated by the method it registered. */
+async function registeredClient(
+  clients: ClientsService,
+  projects: ProjectsService,
+  request: FastifyRequest,
+): Promise<{ project: Project; client: OAuthClient } | undefined> {
+  const basic = parseBasic(request.headers.authorization);
+  const body = (request.body ?? {}) as { client_id?: unknown; client_secret?: unknown };
+  const named = typeof body.client_id === 'string' ? body.client_id : undefined;
+  const id = basic?.id ?? named;
+  if (!id || !isClientId(id)) return undefined;
+  if (basic && named !== undefined && named !== basic.id)
+    throw invalidClient('client_id and the Basic credentials name different clients');
+  const client = await clients.byClientId(id);
+  if (!client) throw invalidClient('unknown client_id');
+  const postSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+  switch (client.token_endpoint_auth_method) {
+    case 'none':
+      if (basic || postSecret !== undefined)
+        throw invalidClient('this public client authenticates with PKCE alone, not a secret');
+      break;
+    case 'client_secret_basic':
+      if (!basic || !clients.secretMatches(client, basic.secret))
+        throw invalidClient('the client credentials are not valid (client_secret_basic)');
+      break;
+    case 'client_secret_post':
+      if (basic || postSecret === undefined || !clients.secretMatches(client, postSecret))
+        throw invalidClient('the client credentials are not valid (client_secret_post)');
+      break;
+  }
+  const project = await projects.byId(client.project_id);
+  if (!project) throw invalidClient('unknown client_id');
+  const origin = request.headers.origin;
+  if (
+    origin &&
+    !originAllowed(project, origin) &&
+    !client.redirect_uris.some((uri) => originOf(uri) === origin)
+  )
+    throw new OAuthError(403, 'invalid_client', "the request's Origin is not one of this client's origins");
+  return { project, client };
+}
+
+const originOf = (uri: string): string | undefined => {
+  try {
+    return new URL(uri).origin;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Authenticates the client of an `/oauth/*` request (RFC 6749 §2.3): one chain for the token,
@@ -92,17 +144,30 @@ export async function authenticateClient(
   projects: ProjectsService,
   request: FastifyRequest,
   kind: ClientKind,
+  refusals: OriginRefusals,
 ): Promise<Project> {
   const authenticated = await checkCredentials(projects, request, kind);
   if (kind === 'confidential') return authenticated!;
   const client = await namedClient(projects, request, authenticated);
-  checkOrigin(request, client);
+  checkOrigin(request, client, refusals);
   return client;
 }
 
 /** preHandler setting `request.client` (after body validation, since `client_id` may be in the body). */
-export function requireClient(projects: ProjectsService, kind: ClientKind): preHandlerAsyncHookHandler {
+export function requireClient(
+  projects: ProjectsService,
+  kind: ClientKind,
+  refusals: OriginRefusals,
+  clients?: ClientsService,
+): preHandlerAsyncHookHandler {
   return async (request) => {
-    request.client = await authenticateClient(projects, request, kind);
+    const registered =
+      clients && kind === 'public' ? await registeredClient(clients, projects, request) : undefined;
+    if (registered) {
+      request.client = registered.project;
+      request.oauthClient = registered.client;
+      return;
+    }
+    request.client = await authenticateClient(projects, request, kind, refusals);
   };
 }

@@ -13,6 +13,14 @@ export interface CorsPolicy {
   methods: string;
   /** How long a browser may cache a preflight answer, in seconds. */
   maxAge: number;
+  /**
+   * With a checked `origin`: the refusal of a request from an origin the check rejects. Its
+   * preflight is then answered too (with the allow-origin header, as is the refusal), so that the
+   * browser sends the request and lets the page read why it failed, instead of a network error.
+   * The request itself goes no further than this hook. Without it, such preflights go to the route
+   * (404) and the request is not marked readable.
+   */
+  refuse?: (request: FastifyRequest, origin: string) => Promise<Error>;
 }
 
 const HEADERS = 'API_KEY_ID, Api-Key-Id, Content-Type, Authorization';
@@ -21,12 +29,16 @@ const HEADERS = 'API_KEY_ID, Api-Key-Id, Content-Type, Authorization';
 export const ANY_ORIGIN: CorsPolicy = { origin: '*', methods: 'GET, POST, OPTIONS', maxAge: 86400 };
 
 /**
- * Endpoints apps call from browsers. A preflight carries no API key, so it is answered for
- * origins that some project allows; the request itself is then checked against its own
- * project's origins by the authentication hook (`originAllowed`).
+ * Endpoints apps call from browsers. A preflight carries no API key: it is answered for every
+ * origin. A request from an origin no project allows is refused here by `refuse` (readable by the
+ * page, so the SDK reports `origin_not_allowed`); one from an origin some project allows is then
+ * checked against its own project's origins by the authentication hook (`originAllowed`).
  */
-export function projectOrigins(isKnownOrigin: (origin: string) => Promise<boolean>): CorsPolicy {
-  return { origin: isKnownOrigin, methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS', maxAge: 600 };
+export function projectOrigins(
+  isKnownOrigin: (origin: string) => Promise<boolean>,
+  refuse: (request: FastifyRequest, origin: string) => Promise<Error>,
+): CorsPolicy {
+  return { origin: isKnownOrigin, methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS', maxAge: 600, refuse };
 }
 
 /** Sets the allow-origin header; answers a preflight (204) and returns true when it is one. */
@@ -48,7 +60,7 @@ function allow(request: FastifyRequest, reply: FastifyReply, origin: string, pol
 /**
  * The CORS `onRequest` hook of a route family, callback-style (the @fastify/cors delegator
  * re-normalised its options on every request; docs/BENCHMARKS.md, "Design measurements"). With `'*'` it
- * stays synchronous. A refused preflight goes on to its route, which answers 404.
+ * stays synchronous. An origin the check rejects: see `CorsPolicy.refuse`.
  */
 export function corsHook(policy: CorsPolicy): onRequestHookHandler {
   const check = policy.origin;
@@ -62,7 +74,13 @@ export function corsHook(policy: CorsPolicy): onRequestHookHandler {
     if (!origin) return done();
     check(origin).then(
       (known) => {
-        if (!known || !allow(request, reply, origin, policy)) done();
+        if (known) {
+          if (!allow(request, reply, origin, policy)) done();
+        } else if (!policy.refuse) {
+          done();
+        } else if (!allow(request, reply, origin, policy)) {
+          policy.refuse(request, origin).then(done, done);
+        }
       },
       () => done(),
     );

@@ -2,7 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorCodes, type VerifyReason, VerifyReasons } from '@tessera/core';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError, TesseraError, toKnownError } from '../errors.js';
+import type { DatabaseOutage } from '../db/outage.js';
+import { DatabaseUnavailableError, OAuthError, TesseraError, toKnownError } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The instance's database outage log (db/outage.ts), decorated by buildApp. */
+    databaseOutage?: DatabaseOutage;
+  }
+}
 
 /**
  * The error handlers and not-found handlers of the route families (src/http/). A family sets
@@ -55,11 +63,13 @@ function isFrameworkClientError(error: FastifyError | Error): error is FastifyEr
 
 /**
  * Known errors keep their status and code; everything else becomes a 500 whose detail only the
- * log sees. Every 5xx is logged on `log`.
+ * log sees. Every 5xx is logged on `log`, except a database outage given `outage`: that is counted
+ * there and logged once per outage (db/outage.ts), not once per request.
  */
 export function knownErrorOf(
   error: FastifyError | Error,
   log: Pick<FastifyBaseLogger, 'error'>,
+  outage?: Pick<DatabaseOutage, 'refused'>,
 ): TesseraError {
   // Fastify's own 4xx first: a body the client stopped sending fails with Node's `aborted`, code
   // ECONNRESET like a database socket's, and must not be told (or logged) as a database outage.
@@ -76,14 +86,15 @@ export function knownErrorOf(
       'an unexpected error occurred; it has been logged',
     );
   }
-  if (known.statusCode >= 500 && !known.deliberate)
+  if (outage && known instanceof DatabaseUnavailableError) outage.refused(known.cause ?? known);
+  else if (known.statusCode >= 500 && !known.deliberate)
     log.error({ code: known.code, err: known.cause }, known.message);
   return known;
 }
 
 /** `knownErrorOf` for a request, remembering its code for the access-log line. */
 function knownError(error: FastifyError | Error, request: FastifyRequest): TesseraError {
-  const known = knownErrorOf(error, request.log);
+  const known = knownErrorOf(error, request.log, request.server.databaseOutage);
   rememberProblem(request, known.code);
   return known;
 }
@@ -108,8 +119,19 @@ const OAUTH_ERRORS: Partial<Record<string, string>> = {
   [ErrorCodes.serviceUnavailable]: 'temporarily_unavailable',
 };
 
+/** A body whose grant_type is not in the schema's enum (RFC 6749 §5.2: unsupported_grant_type). */
+function isUnsupportedGrant(error: FastifyError): boolean {
+  const first = error.validation?.[0];
+  return (
+    error.validationContext === 'body' && first?.instancePath === '/grant_type' && first.keyword === 'enum'
+  );
+}
+
 /** RFC 6749 §5.2 `{ error, error_description }`, never cached: the `/oauth/*` format. */
-export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+export function oauthErrorHandler(raised: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const error = isUnsupportedGrant(raised)
+    ? new OAuthError(400, 'unsupported_grant_type', 'only grant_type=refresh_token is supported here')
+    : raised;
   if (error instanceof OAuthError) {
     rememberProblem(request, error.error);
     return reply

@@ -173,6 +173,10 @@ export function trackInFlight(app: FastifyInstance, options: InFlightOptions = {
     // close under it (a reset, where a 503 or another instance would have answered).
     for (const replies of openConnections)
       for (const reply of replies) if (!reply.raw.headersSent) reply.header('connection', 'close');
+    // Idle keep-alive connections close first, before their clients send anything more on them:
+    // closed only at the end of the drain, a request sent just then met a closed socket (a 502
+    // behind a proxy, not retried for a POST) instead of this 503.
+    app.server.closeIdleConnections?.();
     if (!(await inFlight.drained(drainTimeoutMs)))
       app.log.warn(
         { requests: count() },

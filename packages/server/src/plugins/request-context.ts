@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ErrorCodes } from '@tessera/core';
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { RateLimit } from '../config/index.js';
-import { forbidden, tooManyRequests } from '../errors.js';
-import { originAllowed, type Project } from '../modules/projects/project.js';
+import { tooManyRequests } from '../errors.js';
+import type { Project } from '../modules/projects/project.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import { clientNetworks } from '../net/client-network.js';
 import type { IpLimiter } from './ip-limiter.js';
+import type { OriginRefusals } from './origin-refusal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -45,16 +45,11 @@ export function apiKeyIdOf(request: { headers: IncomingHttpHeaders }): string | 
  * preHandler for app-facing endpoints: resolves the project from API_KEY_ID and, for browser
  * calls, checks the Origin against the project's allowed origins.
  */
-export function requireProject(projects: ProjectsService) {
+export function requireProject(projects: ProjectsService, refusals: OriginRefusals) {
   return async (request: FastifyRequest): Promise<void> => {
     const project = await projects.requireApiKeyId(apiKeyIdOf(request));
     const origin = request.headers.origin;
-    if (origin && !originAllowed(project, origin)) {
-      throw forbidden(
-        "the request's Origin is not one of this project's allowed origins",
-        ErrorCodes.originNotAllowed,
-      );
-    }
+    if (origin && !refusals.allowed(project, origin)) throw refusals.problem(request.log, origin, project);
     request.project = project;
   };
 }

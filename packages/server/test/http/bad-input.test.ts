@@ -65,7 +65,8 @@ function endpoints(apiKeyId: string): Endpoint[] {
         refresh_token: [1, true, null, [REFRESH], { value: REFRESH }],
         client_id: [1, true, null, [apiKeyId], {}],
       },
-      tooLong: { grant_type: 101, refresh_token: 513, client_id: 101 },
+      // grant_type is an enum (refresh_token): any other value, long or short, is unsupported_grant_type.
+      tooLong: { refresh_token: 513, client_id: 101 },
     },
     {
       path: '/oauth/revoke',

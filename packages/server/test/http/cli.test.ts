@@ -4,7 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { sql } from 'kysely';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { connect } from '../../src/db/connect.js';
+import { KeyStore } from '../../src/keys/key-store.js';
 import { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
 import {
@@ -17,7 +21,7 @@ import {
   run,
   spawnCli,
 } from '../helpers/cli.js';
-import { freePort } from '../helpers/harness.js';
+import { freePort, RELAXED_LIMITS, startServer } from '../helpers/harness.js';
 
 describe('tessera CLI', () => {
   let dir: string;
@@ -475,4 +479,154 @@ describe('tessera CLI', () => {
       assert.ok(waited >= 2000, `${command} gave up after ${waited} ms`);
     }
   });
+});
+
+describe('tessera on a database migrated by a newer release (docs/OPERATIONS.md, "Upgrade and rollback")', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-cli-rollback-'));
+    env = {
+      TESSERA_DATA_DIR: dir,
+      TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}`,
+      TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
+    };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** What a newer release leaves behind: its migration applied, and its additive flag recorded. */
+  async function newerMigration(name: string, additive: boolean): Promise<void> {
+    const db = await connect(env.TESSERA_DATABASE_URL!);
+    try {
+      await sql`create table if not exists tessera_migrations (name text primary key, additive integer not null, release text not null, recorded_at bigint not null)`.execute(
+        db.kysely,
+      );
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        db.kysely,
+      );
+      await sql`insert into tessera_migrations (name, additive, release, recorded_at) values (${name}, ${additive ? 1 : 0}, '9.9.9', ${Date.now()})`.execute(
+        db.kysely,
+      );
+    } finally {
+      await db.close();
+    }
+  }
+
+  test('starts (exit 0, with a warning) past additive migrations it does not know, and refuses others with exit status 2', async () => {
+    assert.equal((await run(['migrate'], env)).code, 0);
+    await newerMigration('2999-01-01-900-additive', true);
+    const migrated = await run(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(
+      migrated.stderr,
+      /migrated by a newer release \(2999-01-01-900-additive\); every one is additive/,
+    );
+    assert.equal((await run(['keys', 'list'], env)).code, 0);
+
+    await newerMigration('2999-01-01-901-breaking', false);
+    for (const command of [['migrate'], ['keys', 'list'], ['serve']]) {
+      const refused = await run(command, env);
+      assertOneLineError(
+        refused,
+        2,
+        /cannot run against 2999-01-01-901-breaking \(not additive, applied by tessera 9\.9\.9\)\. Run the release that applied it .*"Upgrade and rollback"$/,
+      );
+    }
+  });
+});
+
+test('a multi-host TESSERA_DATABASE_URL is refused at once with exit status 2, naming the variable and how to fail over', async () => {
+  const base = { TESSERA_MASTER_KEY: randomBytes(32).toString('base64'), TESSERA_DATABASE_WAIT: '1' };
+  for (const url of [
+    'postgres://tessera:s3cret@db1:5432,db2:5432/tessera?target_session_attrs=read-write',
+    'postgres://db1,db2/tessera',
+  ]) {
+    for (const name of ['TESSERA_DATABASE_URL', 'TESSERA_DATABASE_LISTEN_URL']) {
+      const env = { ...base, TESSERA_DATABASE_URL: 'postgres://tessera@127.0.0.1:1/tessera', [name]: url };
+      const result = await run(['migrate'], env);
+      assertOneLineError(
+        result,
+        2,
+        new RegExp(`^tessera: ${name} names several hosts \\(db1(:5432)?,db2(:5432)?\\).*"Failing over"\\)$`),
+      );
+      assert.doesNotMatch(result.stderr, /s3cret/);
+    }
+  }
+  const broken = await run(['migrate'], {
+    ...base,
+    TESSERA_DATABASE_URL: 'postgres://tessera@db1:99999/tessera',
+  });
+  assertOneLineError(broken, 2, /^tessera: TESSERA_DATABASE_URL is not a valid URL/);
+});
+
+test('restore drill (docs/OPERATIONS.md, "Backup and restore"): back up a live SQLite database under writes, restore it, restore-check passes, a token signed before still verifies', async () => {
+  const server = await startServer('sqlite', { env: RELAXED_LIMITS });
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-drill-'));
+  try {
+    const before = await server.signIn('drill-before@example.com');
+    const env = {
+      TESSERA_DATA_DIR: dir,
+      TESSERA_DATABASE_URL: server.storage.url,
+      TESSERA_MASTER_KEY: server.masterKey,
+    };
+    // Sign-ins keep writing (sessions, refresh tokens, audit events) while the backup runs.
+    let writing = true;
+    let writes = 0;
+    const writer = (async () => {
+      while (writing) {
+        await server.signIn(`drill-${writes}@example.com`);
+        writes++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    const backupFile = join(dir, 'backup.db');
+    const backedUp = await run(['backup', backupFile], env);
+    writing = false;
+    await writer;
+    assert.equal(backedUp.code, 0, backedUp.stderr);
+    assert.match(backedUp.stdout, /SQLite online backup/);
+    assert.ok(writes > 0, 'no write ran during the backup');
+    // A second backup to the same file is refused rather than overwriting it.
+    assert.equal((await run(['backup', backupFile], env)).code, 1);
+
+    // Restore: the backup file becomes the database.
+    const restored = { ...env, TESSERA_DATABASE_URL: `sqlite:${backupFile}` };
+    const checked = await run(['restore-check'], restored);
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.match(checked.stdout, /^migrations: ok; 0 pending/m);
+    assert.match(checked.stdout, /^signing keys: 1 published, 1 open with this TESSERA_MASTER_KEY/m);
+    assert.match(checked.stdout, /^projects: 1; users: \d+; open sessions: \d+; newest audit event: \d{4}-/m);
+    assert.match(checked.stdout, /Re-apply what happened after the backup/);
+    const db = await connect(restored.TESSERA_DATABASE_URL);
+    try {
+      assert.equal(
+        (await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db.kysely)).rows[0]
+          ?.integrity_check,
+        'ok',
+      );
+      const keys = new KeyStore(db, MasterKey.parse(server.masterKey).derive('signing-key-encryption'));
+      await keys.init();
+      await jwtVerify(before.access_token, createLocalJWKSet(JSON.parse(keys.jwksJson())));
+      const users = await db.kysely.selectFrom('users').select('identifier').execute();
+      assert.ok(users.some((u) => u.identifier === 'drill-before@example.com'));
+    } finally {
+      await db.close();
+    }
+
+    // Another master key is reported clearly, with exit status 2.
+    const wrongKey = await run(['restore-check'], {
+      ...restored,
+      TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
+    });
+    assert.equal(wrongKey.code, 2, wrongKey.stderr);
+    assert.match(wrongKey.stdout, /^signing keys: 1 published, 0 open with this TESSERA_MASTER_KEY/m);
+    assert.match(
+      wrongKey.stderr,
+      /^tessera: restore check failed: signing keys \S+ do not decrypt with this TESSERA_MASTER_KEY: set the master key in use when the backup was taken\n$/,
+    );
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -139,9 +139,28 @@ function quotable(headers: Record<string, string>, body: Body | undefined): stri
  * Every answer: below 500; an error is JSON with a reason in the format of its family, and the
  * reason quotes no header value or body string of the request (docs/API.md, "Errors").
  */
+/** Routes that answer with HTML pages, errors included (the hosted pages' endpoints). */
+const HTML_ROUTES = ['/oauth/authorize', '/oauth/logout'];
+
 function check(path: string, answer: Answer, sent: string[] = []): void {
   assert.ok(answer.status < 500, `${answer.status}: ${answer.text.slice(0, 300)}`);
   if (answer.status < 400) return;
+  // The hosted endpoints (issue 31) answer browsers with an error page: its reason is the alert.
+  if (HTML_ROUTES.some((route) => path.startsWith(route))) {
+    assert.match(
+      answer.contentType,
+      /^text\/html/,
+      `${answer.status} is not a page: ${answer.text.slice(0, 300)}`,
+    );
+    const alert = /<p role="alert">([^<]+)<\/p>/.exec(answer.text)?.[1];
+    assert.ok(alert, `${answer.status} without a reason: ${answer.text.slice(0, 300)}`);
+    for (const text of sent)
+      assert.ok(
+        !alert.includes(text),
+        `${answer.status} quotes the request (${JSON.stringify(text)}): ${alert}`,
+      );
+    return;
+  }
   assert.match(answer.contentType, /json/, `${answer.status} is not JSON: ${answer.text.slice(0, 300)}`);
   const body: unknown = JSON.parse(answer.text);
   assert.ok(typeof body === 'object' && body !== null, `${answer.status}: the body is not a JSON object`);

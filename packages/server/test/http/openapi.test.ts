@@ -7,10 +7,12 @@ import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { Type } from '@sinclair/typebox';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { checkResponseContract } from '../../src/http/response-contract.js';
-import { startServer, type TestServer } from '../helpers/harness.js';
+import { authorizedClient, basicAuth, startServer, type TestServer } from '../helpers/harness.js';
+import { refreshGrant } from '../helpers/sign-in-methods.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-openapi-test-0123456789';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -63,14 +65,19 @@ test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully des
         for (const name of Object.keys(requirement)) assert.ok(schemes[name], `${where}: scheme ${name}`);
 
       const success = Object.entries(op.responses as Record<string, Doc>).filter(([s]) => /^2/.test(s));
-      if (op.operationId === 'authorize') assert.equal(success.length, 0, 'authorize never succeeds');
-      else assert.ok(success.length > 0, `${where}: a 2xx response`);
+      assert.ok(success.length > 0, `${where}: a 2xx response`);
       for (const [status, response] of success) {
         if (status === '204') continue;
         const content = Object.values(response.content ?? {}) as Doc[];
         assert.ok(content[0]?.schema, `${where}: ${status} has a schema`);
       }
 
+      // The hosted pages (issue 31) answer in HTML, errors included.
+      if (['/oauth/authorize', '/oauth/logout'].includes(path)) {
+        for (const status of ['4XX', '5XX'])
+          assert.ok(op.responses[status]?.content?.['text/html'], `${where}: ${status}`);
+        continue;
+      }
       const format = path.startsWith('/oauth/')
         ? ['application/json', '#/components/schemas/OAuthError']
         : path === '/verify'
@@ -100,6 +107,111 @@ test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully des
     assert.equal(byId.get('listDevOutbox').tags[0], 'development');
     assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/demo')));
     assert.ok(ops.length >= 55, `${ops.length} operations`);
+  } finally {
+    await server.close();
+  }
+});
+
+// Issue 30: SignInResult had no required member, grant_type was a free string, and the integrator
+// API answered client_user_id null while the tokens carried the user's id.
+test('what is always present is required; answers validate against the document; the integrator API and the tokens agree on client_user_id', async () => {
+  const server = await startServer('sqlite');
+  try {
+    const doc = await documentOf(server);
+    const schemas = doc.components.schemas;
+    const refOf = (name: string) => `#/components/schemas/${name}`;
+    const shapes = (schemas.SignInResult.anyOf ?? schemas.SignInResult.oneOf ?? []) as Doc[];
+    assert.deepEqual(
+      shapes.map((shape) => schemas[shape.$ref.split('/').at(-1)].required),
+      [['oauth_token'], ['user_id', 'auth_method']],
+      'SignInResult: the bundle, or who signed in and how, each required',
+    );
+    assert.deepEqual([...schemas.TokenBundle.required].sort(), [
+      'access_token',
+      'auth_method',
+      'expires_in',
+      'id_token',
+      'refresh_token',
+      'token_type',
+    ]);
+    assert.ok(schemas.Problem.required.includes('detail'), 'a problem always has its detail');
+    assert.deepEqual(schemas.User.properties.client_user_id.type, 'string', 'never null');
+    assert.ok(schemas.User.required.includes('client_user_id'));
+    for (const content of Object.values(doc.paths['/oauth/token'].post.requestBody.content) as Doc[])
+      assert.deepEqual(content.schema.properties.grant_type.enum, ['refresh_token']);
+
+    // Answers validated against the document's own schemas (required members, no null where none).
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    for (const [name, schema] of Object.entries(schemas as Record<string, Doc>))
+      ajv.addSchema({ ...schema, $id: undefined }, refOf(name));
+    const conforms = (name: string, value: unknown) => {
+      const check = ajv.getSchema(refOf(name))!;
+      assert.ok(check(value), `${name}: ${JSON.stringify(check.errors)}`);
+    };
+
+    const email = 'agree@example.com';
+    const bundle = await server.signIn(email);
+    const userId = JSON.parse(Buffer.from(bundle.access_token.split('.')[1]!, 'base64url').toString()).sub;
+    const integrator = authorizedClient(server, basicAuth(server.project));
+    const claimOf = (token: string) =>
+      JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).client_user_id;
+    let refreshToken = bundle.refresh_token;
+    const refreshed = async () => {
+      const answer = await refreshGrant(server, refreshToken);
+      assert.equal(answer.status, 200, answer.text);
+      conforms('TokenBundle', answer.body);
+      refreshToken = answer.body.refresh_token;
+      return answer.body;
+    };
+    const userinfo = async (token: string) =>
+      (await server.request('GET', '/oauth/userinfo', { headers: { authorization: `Bearer ${token}` } }))
+        .body;
+
+    for (const set of [undefined, 'crm-42', null]) {
+      if (set !== undefined) {
+        const patched = await integrator('PATCH', `/v1/users/${userId}`, { client_user_id: set });
+        assert.equal(patched.status, 200, patched.text);
+        conforms('User', patched.body);
+      }
+      const expected = set ?? userId;
+      const tokens = await refreshed();
+      const read = await integrator('GET', `/v1/users/${userId}`);
+      conforms('User', read.body);
+      const byIdentifier = await integrator('GET', `/v1/users?identifier=${encodeURIComponent(email)}`);
+      const where = `client_user_id after setting ${JSON.stringify(set)}`;
+      assert.equal(read.body.client_user_id, expected, `${where}: GET /v1/users/{id}`);
+      assert.equal(byIdentifier.body.client_user_id, expected, `${where}: GET /v1/users?identifier`);
+      assert.equal(claimOf(tokens.access_token), expected, `${where}: access token`);
+      assert.equal(claimOf(tokens.id_token), expected, `${where}: ID token`);
+      assert.equal((await userinfo(tokens.access_token)).client_user_id, expected, `${where}: userinfo`);
+    }
+
+    // Both shapes of a sign-in answer, and a problem, conform.
+    const other = 'shapes@example.com';
+    const started = await server.request('POST', '/v1/auth/otp/start', {
+      body: { identifier: other },
+      headers: { api_key_id: server.project.api_key_id },
+    });
+    const wrong = await server.request('POST', '/v1/auth/otp/complete', {
+      body: {
+        challenge_id: started.body.challenge_id,
+        code: '000000' === server.lastCode(other) ? '111111' : '000000',
+      },
+      headers: { api_key_id: server.project.api_key_id },
+    });
+    conforms('Problem', wrong.body);
+    const noTokens = await server.request('POST', '/v1/auth/otp/complete', {
+      body: { challenge_id: started.body.challenge_id, code: server.lastCode(other), getOAuthToken: false },
+      headers: { api_key_id: server.project.api_key_id },
+    });
+    assert.equal(noTokens.status, 200, noTokens.text);
+    conforms('SignInResult', noTokens.body);
+    conforms('SignInResult', { oauth_token: bundle });
+    const unsupported = await server.request('POST', '/oauth/token', {
+      body: { grant_type: 'password', client_id: server.project.api_key_id },
+    });
+    assert.equal(unsupported.status, 400, unsupported.text);
+    assert.equal(unsupported.body.error, 'unsupported_grant_type');
   } finally {
     await server.close();
   }
@@ -143,9 +255,11 @@ export async function signInAndVerify(baseUrl: string, apiKeyId: string, email: 
   const done = await client.POST('/v1/auth/otp/complete', {
     body: { challenge_id: started.data.challenge_id, code, getOAuthToken: true },
   });
-  const bundle = done.data?.oauth_token;
-  if (!bundle) throw new Error('no token bundle');
+  // SignInResult is one of two shapes, each with its members required: narrow, then no undefined.
+  if (!done.data || !('oauth_token' in done.data)) throw new Error('no token bundle');
+  const bundle = done.data.oauth_token;
   const method: 'OTP' | 'TRUSTED DEVICE' | 'PIN' | 'BIOMETRIC' = bundle.auth_method;
+  const expiresIn: number = bundle.expires_in;
 
   const verified = await client.POST('/verify', { body: { oauth_token: { access_token: bundle.access_token } } });
   const success: boolean | undefined = verified.data?.success;
@@ -160,7 +274,8 @@ export async function signInAndVerify(baseUrl: string, apiKeyId: string, email: 
     body: { grant_type: 'refresh_token', client_id: apiKeyId },
   })).error?.error;
 
-  return { channel, problem, method, success, rotated, oldRefresh: bundle.refresh_token, oauthError };
+  const detail: string | undefined = problem?.detail;
+  return { channel, problem, detail, method, expiresIn, success, rotated, oldRefresh: bundle.refresh_token, oauthError };
 }
 `;
 
@@ -201,6 +316,8 @@ test('a client generated from the document type-checks and signs in against the 
     assert.equal(outcome.channel, 'email');
     assert.equal(outcome.problem?.code, 'invalid_code');
     assert.equal(outcome.method, 'OTP');
+    assert.equal(typeof outcome.expiresIn, 'number');
+    assert.equal(typeof outcome.detail, 'string');
     assert.equal(outcome.success, true);
     assert.ok(outcome.rotated && outcome.rotated !== outcome.oldRefresh);
     assert.equal(outcome.oauthError, 'invalid_request');
@@ -222,6 +339,11 @@ test('the type-check of the generated client fails on a misuse (the check is rea
 import type { paths } from './schema.js';
 const client = createClient<paths>({ baseUrl: 'http://x' });
 export const wrong = client.POST('/v1/auth/otp/start', { body: { identifer: 'typo' } });
+export const grant = client.POST('/oauth/token', { body: { grant_type: 'password' } });
+export async function unnarrowed() {
+  const done = await client.POST('/v1/auth/otp/complete', { body: { challenge_id: 'c', code: '1' } });
+  return done.data?.oauth_token.access_token;
+}
 `,
     );
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -241,6 +363,9 @@ export const wrong = client.POST('/v1/auth/otp/start', { body: { identifer: 'typ
     );
     assert.notEqual(checked.status, 0);
     assert.match(checked.stdout, /identifer/);
+    // grant_type is an enum, and a sign-in answer must be narrowed before its bundle is read.
+    assert.match(checked.stdout, /usage\.ts\(5,[^\n]*'"password"'/);
+    assert.match(checked.stdout, /usage\.ts\(8,[^\n]*oauth_token/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await server.close();

@@ -128,11 +128,13 @@ eachDialect('operator API', (dialect) => {
       assert.match(api_key_secret, /^sk_/);
       assert.deepEqual(Object.keys(view).sort(), [
         'api_key_id',
+        'branding',
         'created_at',
         'device_requires_pin',
         'message_templates',
         'name',
         'numeric_auth_time',
+        'open_registration',
         'origins',
         'project_id',
         'rp_id',

@@ -734,11 +734,6 @@ eachDialect('OTP project credentials and origins', (dialect) => {
       assert.match(allowed, /\bcontent-type\b/);
       assert.match(preflight.headers.get('vary') ?? '', /Origin/);
 
-      const unknown = await server.request('OPTIONS', '/v1/auth/otp/start', {
-        headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST' },
-      });
-      assert.equal(unknown.headers.get('access-control-allow-origin'), null);
-
       const headers = { ...keyOf(server), origin: 'http://app.test' };
       const started = await start(server, 'ada@example.com', headers);
       assert.equal(started.status, 200, started.text);

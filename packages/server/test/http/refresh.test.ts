@@ -271,13 +271,19 @@ eachDialect('POST /oauth/token (refresh grant)', (dialect) => {
 
   test('an unsupported grant_type is unsupported_grant_type', async () => {
     const bundle = await server.signIn(nextEmail());
-    for (const grantType of ['authorization_code', 'password', 'client_credentials', '']) {
+    for (const grantType of ['password', 'client_credentials', '']) {
       assertOAuthError(
         await refresh(server, bundle.refresh_token, { grantType }),
         400,
         'unsupported_grant_type',
       );
     }
+    // The code grant is for registered OAuth clients (issue 31), not the project's API key.
+    assertOAuthError(
+      await refresh(server, bundle.refresh_token, { grantType: 'authorization_code' }),
+      400,
+      'unauthorized_client',
+    );
     assertBundle(await refresh(server, bundle.refresh_token));
   });
 

@@ -230,7 +230,7 @@ eachDialect('token bundle and JWT formats', (dialect) => {
     assert.ok(body.keys.length > 0);
   });
 
-  test('openid-configuration has every member OpenID Connect Discovery requires, and says there are no redirect flows', async () => {
+  test('openid-configuration has every member OpenID Connect Discovery requires, and describes the code flow', async () => {
     const { body } = await server.request('GET', '/.well-known/openid-configuration');
     // OpenID Connect Discovery 1.0 §3, REQUIRED members.
     for (const member of [
@@ -243,9 +243,12 @@ eachDialect('token bundle and JWT formats', (dialect) => {
       'id_token_signing_alg_values_supported',
     ])
       assert.ok(member in body, member);
-    assert.deepEqual(body.response_types_supported, []);
-    assert.deepEqual(body.grant_types_supported, ['refresh_token']);
-    // The authorization endpoint exists and refuses every request without redirecting.
+    assert.deepEqual(body.response_types_supported, ['code']);
+    assert.deepEqual(body.grant_types_supported, ['authorization_code', 'refresh_token']);
+    assert.deepEqual(body.code_challenge_methods_supported, ['S256']);
+    assert.equal(body.authorization_response_iss_parameter_supported, true);
+    assert.equal(body.end_session_endpoint, `${server.url}/oauth/logout`);
+    // An unknown client is shown an error page, never redirected.
     const authorize = await fetch(
       `${body.authorization_endpoint}?response_type=code&client_id=x&redirect_uri=https://evil.test/`,
       {
@@ -254,10 +257,10 @@ eachDialect('token bundle and JWT formats', (dialect) => {
     );
     assert.equal(authorize.status, 400);
     assert.equal(authorize.headers.get('location'), null);
-    assert.equal(((await authorize.json()) as { error: string }).error, 'unsupported_response_type');
+    assert.match(authorize.headers.get('content-type') ?? '', /^text\/html/);
   });
 
-  test('oauth-authorization-server (RFC 8414) has no authorization endpoint, and the same issuer and endpoints', async () => {
+  test('oauth-authorization-server (RFC 8414) has the same issuer and endpoints', async () => {
     const response = await server.request('GET', '/.well-known/oauth-authorization-server', {
       headers: { origin: 'https://any.test' },
     });
@@ -266,9 +269,14 @@ eachDialect('token bundle and JWT formats', (dialect) => {
     const oauth = response.body;
     const oidc = (await server.request('GET', '/.well-known/openid-configuration')).body;
     assert.equal(oauth.issuer, server.url);
-    assert.equal('authorization_endpoint' in oauth, false);
-    assert.deepEqual(oauth.response_types_supported, []);
-    for (const member of ['token_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint'])
+    assert.deepEqual(oauth.response_types_supported, ['code']);
+    for (const member of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'jwks_uri',
+      'revocation_endpoint',
+      'introspection_endpoint',
+    ])
       assert.equal(oauth[member], oidc[member], member);
     assert.deepEqual(oauth.introspection_endpoint_auth_methods_supported, ['client_secret_basic']);
   });

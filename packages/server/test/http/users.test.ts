@@ -162,7 +162,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       user_id: userId,
       identifier: email,
       identifier_type: 'email',
-      client_user_id: null,
+      client_user_id: userId, // none set: the user's id, as in the tokens
       created_at: new Date(createdAt).toISOString(),
       last_sign_in_at: new Date(createdAt).toISOString(),
     });
@@ -208,7 +208,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
 
     const cleared = await api('PATCH', `/v1/users/${userId}`, { client_user_id: null });
     assert.equal(cleared.status, 200, cleared.text);
-    assert.equal(cleared.body.client_user_id, null);
+    assert.equal(cleared.body.client_user_id, userId);
     const after = await server.signIn(email);
     assert.equal(decodeJwt(after.access_token).client_user_id, userId);
     assert.equal(decodeJwt(after.id_token).client_user_id, userId);
@@ -231,7 +231,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       404,
       'user_not_found',
     );
-    assert.equal((await api('GET', `/v1/users/${userId}`)).body.client_user_id, null);
+    assert.equal((await api('GET', `/v1/users/${userId}`)).body.client_user_id, userId);
   });
 
   test('DELETE erases the user with PIN, devices, passkeys, claims and sessions; tokens are revoked at once', async () => {
@@ -656,7 +656,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
     // Project A's user is untouched.
     const view = await api('GET', u);
     assert.equal(view.status, 200);
-    assert.equal(view.body.client_user_id, null);
+    assert.equal(view.body.client_user_id, userId);
     assert.deepEqual((await api('GET', `${u}/claims`)).body, { claims: { role: 'a' } });
     assert.equal((await api('GET', `${u}/sessions`)).body.sessions.length, 1);
     assert.deepEqual(

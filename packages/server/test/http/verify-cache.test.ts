@@ -30,6 +30,9 @@ function fixtures(projectId: string, identifier: string, now: number) {
     last_refreshed_at: null,
     revoked_at: null,
     revoked_reason: null,
+    client_id: null,
+    scope: null,
+    resource: null,
   };
   return { user, session };
 }

@@ -178,3 +178,71 @@ eachDialect('tessera serve --workers', (dialect) => {
     }
   });
 });
+
+/** GET on a connection of its own; the parsed JSON answer. */
+function getJson(port: number, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.once('end', () => resolve(JSON.parse(body)));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+test('serve --workers 2 in development: every worker shows every code in /dev/outbox', {
+  timeout: 120_000,
+}, async () => {
+  const database = await cliDatabase('sqlite');
+  const port = await freePort();
+  const env = {
+    ...database.env,
+    TESSERA_PORT: String(port),
+    TESSERA_DEMO: 'false',
+    TESSERA_DELIVERY: 'dev',
+    TESSERA_LOG_LEVEL: 'debug',
+    TESSERA_RATE_LIMIT_IP: '100000/60',
+    TESSERA_RATE_LIMIT_OTP_START: '100000/60',
+  };
+  const { child, output, done } = startCli(['serve', '--workers', '2'], env);
+  try {
+    await outputMatches(
+      child,
+      output,
+      () =>
+        logLines(output.stdout).filter((l) => String(l.msg).startsWith('Server listening at')).length === 2,
+      'two workers to listen',
+    );
+    const created = await run(['projects', 'create', '--name', 'outbox', '--json'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const apiKeyId = JSON.parse(created.stdout).api_key_id as string;
+    const identifiers = Array.from({ length: 8 }, (_, i) => `outbox${i}@example.com`);
+    // New connections go to the workers in turn: the codes are sent by both.
+    for (const identifier of identifiers)
+      assert.equal(await post(port, '/v1/auth/otp/start', { api_key_id: apiKeyId }, { identifier }), 200);
+    const pids = new Set(
+      logLines(output.stdout)
+        .filter((l) => l.msg === 'request completed' && l.url === '/v1/auth/otp/start' && l.status === 200)
+        .map((l) => l.pid),
+    );
+    assert.equal(pids.size, 2, 'both workers sent codes');
+    // Whichever worker answers, it lists every code (each worker kept only its own before).
+    for (let i = 0; i < 4; i++) {
+      let listed: string[] = [];
+      for (let wait = 0; wait < 50; wait++) {
+        listed = ((await getJson(port, '/dev/outbox')) as Array<{ to: string }>).map((e) => e.to);
+        if (identifiers.every((id) => listed.includes(id))) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.deepEqual([...listed].sort(), [...identifiers].sort());
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await done;
+    await database.cleanup();
+  }
+});

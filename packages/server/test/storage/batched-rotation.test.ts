@@ -87,6 +87,9 @@ describePostgres('batched refresh rotations [postgres]', () => {
         last_refreshed_at: null,
         revoked_at: null,
         revoked_reason: null,
+        client_id: null,
+        scope: null,
+        resource: null,
       },
       { id: `t${i}`, secret_hash: `h${i}` },
     );

@@ -269,6 +269,28 @@ eachDialect('signing keys in storage', (dialect) => {
     await verifyAt(jwksOf(a), token.token, clock.t);
   });
 
+  test('two databases under one master key get different first key ids (and a database with its row lost makes one)', async () => {
+    const master = newMaster();
+    const other = await createStorage(dialect);
+    try {
+      const a = new KeyStore(storage.db, encryptionKey(master));
+      const b = new KeyStore(other.db, encryptionKey(master));
+      await Promise.all([a.init(), b.init()]);
+      // They were equal, with different key material: a verifier caching one refused the other's tokens.
+      assert.notEqual(a.signingKey().kid, b.signingKey().kid);
+      assert.notDeepEqual(jwksOf(a), jwksOf(b));
+
+      await other.db.kysely.deleteFrom('database_identity').execute();
+      await other.db.kysely.deleteFrom('signing_keys').execute();
+      const racing = [other.db, await other.reopen()].map((db) => new KeyStore(db, encryptionKey(master)));
+      await Promise.all(racing.map((s) => s.init()));
+      assert.equal(racing[0]!.signingKey().kid, racing[1]!.signingKey().kid);
+      assert.notEqual(racing[0]!.signingKey().kid, a.signingKey().kid);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
   test('several pending keys: the one due last signs, in every store and in the database alike', async () => {
     const clock = fakeClock();
     const store = new KeyStore(storage.db, encryptionKey(newMaster()), clock.now);

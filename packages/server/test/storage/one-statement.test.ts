@@ -313,6 +313,9 @@ describePostgres('one-statement hot paths [postgres]', () => {
       last_refreshed_at: null,
       revoked_at: null,
       revoked_reason: null,
+      client_id: null,
+      scope: null,
+      resource: null,
     };
     await new SessionRepository(storage.db).create(session, { id: 'first', secret_hash: 'h0' });
     const results = await spread(20, dbs, (db, i) =>

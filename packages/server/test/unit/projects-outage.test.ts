@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { OUTAGE_GRACE_MS } from '../../src/db/unavailable.js';
 import type { Project } from '../../src/modules/projects/project.js';
+import { AWAY_RETRY_MS } from '../../src/modules/projects/project-cache.js';
 import type { ProjectsRepository } from '../../src/modules/projects/projects.repository.js';
 import { ProjectsService } from '../../src/modules/projects/projects.service.js';
 
@@ -31,8 +32,9 @@ describe('project cache while the database is away', () => {
     clock.now = 1_000_000 + 5_000 + OUTAGE_GRACE_MS;
     assert.equal(projects.cached('pk_1'), null);
     await assert.rejects(projects.byApiKeyId('pk_1'), /ECONNREFUSED/);
-    // Back: the next read refreshes the entry and ends the outage mode.
+    // Back: the next read (AWAY_RETRY_MS after the failure) refreshes the entry and ends the outage mode.
     state.find = async () => PROJECT;
+    clock.now += AWAY_RETRY_MS;
     assert.equal(await projects.byApiKeyId('pk_1'), PROJECT);
     clock.now += 5_000;
     assert.equal(projects.cached('pk_1'), null);
@@ -48,5 +50,29 @@ describe('project cache while the database is away', () => {
     state.find = refused;
     await assert.rejects(projects.byApiKeyId('pk_unknown'), /ECONNREFUSED/);
     assert.equal(await projects.byId('p1'), PROJECT);
+  });
+
+  test('once a read failed, lookups past the grace fail at once until the next probe: one read, not one a request', async () => {
+    const clock = { now: 1_000_000 };
+    const { projects, state } = serviceWith(clock);
+    await projects.byApiKeyId('pk_1');
+    clock.now += 5_000 + OUTAGE_GRACE_MS; // past the trust window
+    let reads = 0;
+    state.find = () => {
+      reads++;
+      return refused();
+    };
+    for (let i = 0; i < 10; i++) await assert.rejects(projects.byApiKeyId('pk_1'), /ECONNREFUSED/);
+    assert.equal(reads, 1, 'each lookup waited for a read of its own');
+    await assert.rejects(projects.byApiKeyId('pk_other'), /ECONNREFUSED/);
+    assert.equal(reads, 1, 'the database is away for every key');
+    // The probe: the first lookup AWAY_RETRY_MS after the failure reads again.
+    clock.now += AWAY_RETRY_MS;
+    state.find = async () => {
+      reads++;
+      return PROJECT;
+    };
+    assert.equal(await projects.byApiKeyId('pk_1'), PROJECT);
+    assert.equal(reads, 2);
   });
 });

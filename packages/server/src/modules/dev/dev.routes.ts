@@ -27,17 +27,23 @@ function demoFiles(): Map<string, { body: Buffer; type: string }> {
 }
 
 const CLIENT_ENTRY = fileURLToPath(new URL('../../../../client/src/index.ts', import.meta.url));
+const UI_ENTRY = fileURLToPath(new URL('../../../../ui/src/index.ts', import.meta.url));
 
 /**
- * The client SDK bundled for the demo page, built once from its TypeScript source with esbuild
+ * The client SDK and the sign-in element (`@tessera/ui`, which defines `<tessera-sign-in>`)
+ * bundled for the demo page as one module, built once from their TypeScript sources with esbuild
  * (a development dependency: without it, or outside a checkout, the demo is not served).
  */
-async function bundleClient(): Promise<Buffer | undefined> {
-  if (!existsSync(CLIENT_ENTRY)) return undefined;
+export async function bundleClient(): Promise<Buffer | undefined> {
+  if (!existsSync(CLIENT_ENTRY) || !existsSync(UI_ENTRY)) return undefined;
   try {
     const esbuild = await import('esbuild');
     const result = await esbuild.build({
-      entryPoints: [CLIENT_ENTRY],
+      stdin: {
+        contents: `export * from ${JSON.stringify(CLIENT_ENTRY)};\nimport ${JSON.stringify(UI_ENTRY)};\n`,
+        resolveDir: fileURLToPath(new URL('.', import.meta.url)),
+        loader: 'ts',
+      },
       bundle: true,
       format: 'esm',
       platform: 'browser',
@@ -100,6 +106,8 @@ export function devRoutes(deps: DevRoutesDeps): FastifyPluginAsyncTypebox {
       return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(body);
     });
     app.get('/demo', hide, async (_request, reply) => reply.redirect('/demo/'));
+    // In development the server's root leads to the demo (it answered 404).
+    app.get('/', hide, async (_request, reply) => reply.redirect('/demo/'));
     app.get('/demo/config.json', hide, async () => {
       const demo = await deps.projects.findByName('demo');
       return {

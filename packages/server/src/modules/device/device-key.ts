@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { ErrorCodes } from '@tessera/core';
 import { badRequest } from '../../errors.js';
-import { isCanonicalBase64url, isLowS } from '../../tokens/jwt.js';
+import { isCanonicalBase64url } from '../../tokens/jwt.js';
 
 /** What a device signs. Purposes keep a signature for one ceremony useless for another. */
 export type SignaturePurpose = 'device-register' | 'device-signin' | 'pin-signin';
@@ -67,15 +67,17 @@ export function importDeviceKey(value: unknown): DeviceKey {
 
 /**
  * Checks an ES256 signature given as base64url of raw r‖s (64 bytes, WebCrypto's format) or of
- * DER (what iOS and Android key stores produce). One spelling per signature is accepted: canonical
- * base64url, strict DER, and a low s (s ≤ n/2; a device whose library leaves s to chance sends
- * n − s instead, see docs/FLOWS.md).
+ * DER (what iOS and Android key stores produce), in canonical base64url and strict DER. Either s
+ * is accepted, high or low: WebCrypto, the Android Keystore, the Secure Enclave and OpenSSL leave
+ * s to chance, and the twin (r, n − s) of a signature over a single-use challenge gains an
+ * attacker nothing (the challenge is spent by the first attempt). Access tokens, whose text is a
+ * lasting credential, keep one spelling (`verifyEs256` refuses a high s).
  */
 export function verifyDeviceSignature(key: KeyObject, message: Buffer, signature: string): boolean {
   if (signature.length === 0 || signature.length > 200 || !isCanonicalBase64url(signature)) return false;
   const bytes = Buffer.from(signature, 'base64url');
   const raw = bytes.length === 64 ? bytes : derToRaw(bytes);
-  if (!raw || !isLowS(raw)) return false;
+  if (!raw) return false;
   try {
     return verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw);
   } catch {

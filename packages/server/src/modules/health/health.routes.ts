@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorCodes } from '@tessera/core';
 import type { Db } from '../../db/connect.js';
+import type { DatabaseOutage } from '../../db/outage.js';
+import { isReadOnly } from '../../db/unavailable.js';
 import { TesseraError } from '../../errors.js';
 import type { KeyStore } from '../../keys/key-store.js';
 import type { DeliveryHealth } from './delivery-health.js';
@@ -26,6 +28,12 @@ export interface HealthRoutesDeps {
   delivery?: Pick<DeliveryHealth, 'failing'> | undefined;
   /** How long a probe waits for storage (READY_TIMEOUT_MS; tests shorten it). */
   timeoutMs?: number;
+  /**
+   * The instance's outage log: a failed storage check is counted and logged there once per
+   * outage (not an error line per probe), and storage that cannot take writes (SQLite full or
+   * failing) makes the instance unready although reads work.
+   */
+  outage?: Pick<DatabaseOutage, 'unready' | 'reachable' | 'storageFull'> | undefined;
 }
 
 /**
@@ -56,6 +64,7 @@ export function healthRoutes({
   revocations,
   delivery,
   timeoutMs = READY_TIMEOUT_MS,
+  outage,
 }: HealthRoutesDeps): FastifyPluginAsyncTypebox {
   const storage = storageCheck(db, revocations);
   let reported = '';
@@ -73,9 +82,24 @@ export function healthRoutes({
       try {
         await within(storage(), timeoutMs);
       } catch (error) {
-        throw new TesseraError(503, ErrorCodes.serviceUnavailable, 'storage is not reachable', {
-          cause: error,
-        });
+        outage?.unready(error);
+        throw new TesseraError(
+          503,
+          ErrorCodes.serviceUnavailable,
+          isReadOnly(error) ? 'storage is read-only' : 'storage is not reachable',
+          // Logged once per outage by `outage`, not once per probe.
+          { cause: error, deliberate: outage !== undefined },
+        );
+      }
+      outage?.reachable();
+      if (outage?.storageFull()) {
+        outage.unready();
+        throw new TesseraError(
+          503,
+          ErrorCodes.serviceUnavailable,
+          'storage cannot take writes (full or failing)',
+          { deliberate: true },
+        );
       }
       try {
         keys.signingKey();

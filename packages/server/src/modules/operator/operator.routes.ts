@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { NoContent } from '../../http/openapi.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import { MAX_TEMPLATES_BYTES } from '../otp/delivery/templates/validate.js';
+import { BrandingBody } from '../projects/branding.routes.js';
 import { projectView } from '../projects/project.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
@@ -26,6 +27,10 @@ const UpdateBody = Type.Object(
     message_templates: Type.Optional(
       Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
     ),
+    /** Replaces the whole branding; null removes it. */
+    branding: Type.Optional(Type.Union([BrandingBody, Type.Null()])),
+    /** Open Dynamic Client Registration (RFC 7591); off by default. */
+    open_registration: Type.Optional(Type.Boolean()),
     ...Settings,
   },
   { additionalProperties: false },
@@ -43,6 +48,8 @@ const ProjectView = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   secret_rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   message_templates: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  branding: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  open_registration: Type.Boolean(),
 });
 const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
 const tags = ['operator'];
@@ -121,7 +128,8 @@ export function operatorRoutes(deps: {
         schema: {
           tags,
           operationId: 'updateProject',
-          summary: 'Change a project’s name, origins, relying-party id, policies or message templates',
+          summary:
+            'Change a project’s name, origins, relying-party id, policies, message templates or branding',
           params: Params,
           body: UpdateBody,
           response: { 200: ProjectView },
@@ -138,6 +146,8 @@ export function operatorRoutes(deps: {
           numericAuthTime: body.numeric_auth_time,
           deviceRequiresPin: body.device_requires_pin,
           messageTemplates: body.message_templates,
+          branding: body.branding,
+          openRegistration: body.open_registration,
         });
         request.log.info(
           { api_key_id: updated.api_key_id, fields: Object.keys(body) },

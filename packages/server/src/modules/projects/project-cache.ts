@@ -7,6 +7,14 @@ import {
 import { Lru } from '../../lru.js';
 import type { Project } from './project.js';
 
+/**
+ * Once a read failed because the database is unavailable, lookups that would need the database
+ * fail at once with that error (a circuit breaker) until this long after the failure; the first
+ * lookup after it reads again (the probe). So with the database away, /verify answers 503 at once
+ * instead of each request waiting for its own read to time out (2–5 s).
+ */
+export const AWAY_RETRY_MS = 1_000;
+
 /** How long a lookup answers from memory (a change made on another instance shows within it). */
 export const CACHE_MS = 5_000;
 /** Projects held in memory (by API key id and by id); the least recently used one leaves first. */
@@ -45,6 +53,8 @@ export class ProjectCache {
   readonly #reading = new Map<string, Promise<Project | undefined>>();
   /** The last lookup failed because the database is unavailable (cleared by the next success). */
   #databaseAway = false;
+  /** The last read's unavailable error and when it failed (the breaker; cleared by a success). */
+  #away: { error: unknown; at: number } | undefined;
   readonly #now: () => number;
 
   constructor(now: () => number) {
@@ -62,6 +72,12 @@ export class ProjectCache {
     const hit = this.#entry(key, true);
     const now = this.#now();
     if (hit && hit.until > now) return hit.project;
+    const away = this.#away;
+    if (away && now - away.at < AWAY_RETRY_MS) {
+      // Known away: no read until the next probe; memory answers within the grace, else the error.
+      if (hit && now - hit.until < OUTAGE_GRACE_MS) return hit.project;
+      throw away.error;
+    }
     const reading = this.#readOnce(key, read);
     if (hit && now - hit.until < OUTAGE_GRACE_MS && !(await settledWithin(reading, STALE_READ_PATIENCE_MS))) {
       reading.catch(() => {});
@@ -91,11 +107,16 @@ export class ProjectCache {
       .then(
         (project) => {
           this.#databaseAway = false;
+          this.#away = undefined;
           if (done()) this.#remember(key, project, started + CACHE_MS);
           return project;
         },
         (error: unknown) => {
           done();
+          if (isDatabaseUnavailable(error)) {
+            this.#databaseAway = true;
+            this.#away = { error, at: this.#now() };
+          }
           throw error;
         },
       );

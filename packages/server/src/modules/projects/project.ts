@@ -1,14 +1,18 @@
 import type { ProjectRow } from '../../db/schema.js';
 import type { MessageTemplates } from '../otp/delivery/templates/types.js';
+import type { ProjectBranding } from './branding.js';
 
 /** A project as the services see it: its allowed origins parsed once, by the repository. */
-export interface Project extends Omit<ProjectRow, 'origins' | 'sms_countries' | 'message_templates'> {
+export interface Project
+  extends Omit<ProjectRow, 'origins' | 'sms_countries' | 'message_templates' | 'branding'> {
   /** Allowed browser origins (scheme://host[:port]), exact match. */
   readonly origins: readonly string[];
   /** Countries SMS codes may go to (ISO 3166-1 alpha-2, `*` for all); null: the server's default. */
   readonly sms_countries: readonly string[] | null;
   /** The project's own OTP message texts and brand; null: the built-in texts. */
   readonly message_templates: MessageTemplates | null;
+  /** The project's branding on the sign-in UI; null: none. */
+  readonly branding: ProjectBranding | null;
 }
 
 export function toProject(row: ProjectRow): Project {
@@ -18,12 +22,16 @@ export function toProject(row: ProjectRow): Project {
     sms_countries: row.sms_countries === null ? null : (JSON.parse(row.sms_countries) as string[]),
     message_templates:
       row.message_templates === null ? null : (JSON.parse(row.message_templates) as MessageTemplates),
+    branding: row.branding == null ? null : (JSON.parse(row.branding) as ProjectBranding),
   };
 }
 
-/** Whether a browser request from `origin` may act for `project`. */
-export function originAllowed(project: Project, origin: string): boolean {
-  return project.origins.includes(origin);
+/**
+ * Whether a browser request from `origin` may act for `project`: one of its origins, or the
+ * issuer's own (`hostedOrigin`: Tessera's hosted sign-in pages, issue 31).
+ */
+export function originAllowed(project: Project, origin: string, hostedOrigin?: string): boolean {
+  return project.origins.includes(origin) || (hostedOrigin !== undefined && origin === hostedOrigin);
 }
 
 /** A project as operators see it (CLI `--json`, operator API): never its secret or its hash. */
@@ -39,6 +47,10 @@ export interface ProjectView {
   secret_rotated_at: string | null;
   /** The project's own message texts (null: built-in). */
   message_templates: MessageTemplates | null;
+  /** The project's branding on the sign-in UI (null: none). */
+  branding: ProjectBranding | null;
+  /** Anyone may register an OAuth client (RFC 7591) at the project's registration endpoint. */
+  open_registration: boolean;
 }
 
 export function projectView(project: Project): ProjectView {
@@ -54,5 +66,7 @@ export function projectView(project: Project): ProjectView {
     secret_rotated_at:
       project.secret_rotated_at === null ? null : new Date(project.secret_rotated_at).toISOString(),
     message_templates: project.message_templates,
+    branding: project.branding,
+    open_registration: project.oauth_dcr === 1,
   };
 }

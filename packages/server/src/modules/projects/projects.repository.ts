@@ -6,7 +6,15 @@ import { type Project, toProject } from './project.js';
 export type ProjectUpdate = Partial<
   Pick<
     Project,
-    'name' | 'origins' | 'rp_id' | 'numeric_auth_time' | 'device_requires_pin' | 'message_templates'
+    | 'name'
+    | 'origins'
+    | 'rp_id'
+    | 'numeric_auth_time'
+    | 'device_requires_pin'
+    | 'message_templates'
+    | 'branding'
+    | 'oauth_dcr'
+    | 'oauth_cimd'
   >
 >;
 
@@ -28,6 +36,7 @@ export class ProjectsRepository {
         sms_countries: project.sms_countries === null ? null : JSON.stringify(project.sms_countries),
         message_templates:
           project.message_templates === null ? null : JSON.stringify(project.message_templates),
+        branding: project.branding === null ? null : JSON.stringify(project.branding),
       })
       .execute();
   }
@@ -96,13 +105,14 @@ export class ProjectsRepository {
       if (!row) return undefined;
       const project = toProject(row);
       const fields = change(project);
-      const { origins, message_templates: templates, ...rest } = fields;
+      const { origins, message_templates: templates, branding, ...rest } = fields;
       await trx
         .updateTable('projects')
         .set({
           ...rest,
           ...(origins ? { origins: JSON.stringify(origins) } : {}),
           ...(templates !== undefined ? { message_templates: templates && JSON.stringify(templates) } : {}),
+          ...(branding !== undefined ? { branding: branding && JSON.stringify(branding) } : {}),
         })
         .where('id', '=', project.id)
         .execute();

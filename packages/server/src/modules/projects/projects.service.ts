@@ -6,6 +6,7 @@ import type { NoticeListener } from '../../db/notifications.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
 import { parseCountryList } from '../otp/sms-countries.js';
+import { parseBranding } from './branding.js';
 import type { Project } from './project.js';
 import { CACHE_MS, isWellFormedApiKeyId, ProjectCache } from './project-cache.js';
 import {
@@ -58,6 +59,10 @@ export interface ProjectChanges {
    * parseMessageTemplates; null returns to the built-in texts.
    */
   messageTemplates?: unknown;
+  /** The sign-in UI's branding (modules/projects/branding.ts), replacing the whole; null removes it. */
+  branding?: unknown;
+  /** Open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
+  openRegistration?: boolean;
 }
 
 const projectNotFound = () =>
@@ -105,6 +110,9 @@ export class ProjectsService {
       device_requires_pin: input.deviceRequiresPin ? 1 : 0,
       sms_countries: smsCountries,
       message_templates: null,
+      branding: null,
+      oauth_dcr: 0,
+      oauth_cimd: 0,
       created_at: this.now(),
       secret_rotated_at: null,
     };
@@ -169,6 +177,8 @@ export class ProjectsService {
     if (changes.messageTemplates !== undefined)
       settings.message_templates =
         changes.messageTemplates === null ? null : parseMessageTemplates(changes.messageTemplates);
+    if (changes.branding !== undefined) settings.branding = parseBranding(changes.branding);
+    if (changes.openRegistration !== undefined) settings.oauth_dcr = changes.openRegistration ? 1 : 0;
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

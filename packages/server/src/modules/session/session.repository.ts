@@ -9,6 +9,7 @@ import {
 import { deleteInBatches } from '../../db/batched-delete.js';
 import { Channels, notifyChange } from '../../db/channels.js';
 import type { Db } from '../../db/connect.js';
+import { observeLate } from '../../db/late-outcome.js';
 import { prepared, together, type Write } from '../../db/prepared.js';
 import type { Database, Session, User } from '../../db/schema.js';
 import { TurnBatch } from '../../db/turn-batch.js';
@@ -96,6 +97,25 @@ export function revokeUserSessions(
   );
 }
 
+/** Ends the sessions an OAuth client's codes started, or one user's of them. */
+export function revokeClientSessions(
+  executor: Executor,
+  clientId: string,
+  reason: string,
+  now: number,
+  userId?: string,
+) {
+  return revokeSelected(
+    executor,
+    (q) => {
+      const theirs = q.where('client_id', '=', clientId);
+      return userId ? theirs.where('user_id', '=', userId) : theirs;
+    },
+    reason,
+    now,
+  );
+}
+
 /** Ends the sessions a trusted device started (the device was removed or forgotten). */
 export function revokeDeviceSessions(executor: Executor, deviceId: string, reason: string, now: number) {
   return revokeSelected(executor, (q) => q.where('device_id', '=', deviceId), reason, now);
@@ -131,6 +151,9 @@ const refreshContext = prepared((db, tokenId: string) =>
       's.expires_at as s_expires_at',
       's.revoked_at',
       's.revoked_reason',
+      's.client_id',
+      's.scope',
+      's.resource',
       'u.identifier',
       'u.identifier_type',
       'u.client_user_id',
@@ -208,6 +231,40 @@ const insertSession = prepared(
       last_refreshed_at: lastRefreshedAt,
       revoked_at: revokedAt,
       revoked_reason: revokedReason,
+    }),
+);
+
+/**
+ * A session an OAuth client's code exchange starts: its client, scopes and resource beside the
+ * columns `insertSession` writes (which every other sign-in uses unchanged).
+ */
+const insertClientSession = prepared(
+  (
+    db,
+    id: string,
+    projectId: string,
+    userId: string,
+    authMethod: string,
+    authTime: number,
+    createdAt: number,
+    expiresAt: number,
+    clientId: string,
+    scope: string | null,
+    resource: string | null,
+  ) =>
+    db.insertInto('sessions').values({
+      id,
+      project_id: projectId,
+      user_id: userId,
+      auth_method: authMethod,
+      auth_time: authTime,
+      device_id: null,
+      passkey_id: null,
+      created_at: createdAt,
+      expires_at: expiresAt,
+      client_id: clientId,
+      scope,
+      resource,
     }),
 );
 
@@ -293,6 +350,9 @@ function refreshFound(tokenId: string, r: RefreshContextRow): RefreshFound {
       expires_at: r.s_expires_at,
       revoked_at: r.revoked_at,
       revoked_reason: r.revoked_reason,
+      client_id: r.client_id,
+      scope: r.scope,
+      resource: r.resource,
     },
     user: {
       id: r.user_id,
@@ -338,7 +398,7 @@ const currentRotation = prepared(
     from sessions as s
     where t.id = ${oldId} and t.secret_hash = ${secretHash} and t.rotated_at is null
       and t.expires_at > ${now} and s.id = t.session_id and s.project_id = ${projectId}
-      and s.revoked_at is null and s.expires_at > ${now}
+      and s.revoked_at is null and s.expires_at > ${now} and s.client_id is null
     returning t.session_id, s.user_id, s.expires_at
   ),
   successor as (
@@ -355,8 +415,8 @@ const currentRotation = prepared(
   select t.secret_hash, t.expires_at as t_expires_at, t.rotated_at, t.successor_enc, t.rotated_by,
     s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id, s.passkey_id,
     s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
-    s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
-    u.created_at as u_created_at, u.last_sign_in_at, c.claims
+    s.revoked_reason, s.client_id, s.scope, s.resource, u.identifier, u.identifier_type,
+    u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims
   from rotated as r
   join refresh_tokens as t on t.id = ${oldId}
   join sessions as s on s.id = r.session_id
@@ -388,6 +448,9 @@ const storedSessionColumns = [
   'expires_at',
   'revoked_at',
   'revoked_reason',
+  'client_id',
+  'scope',
+  'resource',
 ] as const;
 
 /**
@@ -454,15 +517,15 @@ const batchedRotation = prepared(
         t.rotated_at, t.successor_enc as t_successor_enc, t.rotated_by as t_rotated_by,
         s.id as s_id, s.project_id, s.user_id, s.auth_method, s.auth_time, s.device_id,
         s.passkey_id, s.created_at as s_created_at, s.expires_at as s_expires_at, s.revoked_at,
-        s.revoked_reason, u.identifier, u.identifier_type, u.client_user_id,
-        u.created_at as u_created_at, u.last_sign_in_at, c.claims
+        s.revoked_reason, s.client_id, s.scope, s.resource, u.identifier, u.identifier_type,
+        u.client_user_id, u.created_at as u_created_at, u.last_sign_in_at, c.claims
       from refresh_tokens as t
       join sessions as s on s.id = t.session_id
       join users as u on u.id = s.user_id
       left join user_claims as c on c.user_id = u.id and c.project_id = s.project_id
       where t.id = i.old_id and t.secret_hash = i.secret_hash and t.rotated_at is null
         and t.expires_at > i.now and s.project_id = i.project_id and s.revoked_at is null
-        and s.expires_at > i.now
+        and s.expires_at > i.now and s.client_id is null
       offset 0
     ) as f
   ),
@@ -486,10 +549,37 @@ const batchedRotation = prepared(
   )
   select successor_id, secret_hash, t_expires_at, rotated_at, t_successor_enc as successor_enc,
     t_rotated_by as rotated_by, s_id, project_id, user_id, auth_method, auth_time, device_id,
-    passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, identifier,
-    identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
+    passkey_id, s_created_at, s_expires_at, revoked_at, revoked_reason, client_id, scope, resource,
+    identifier, identifier_type, client_user_id, u_created_at, last_sign_in_at, claims
   from rotated`,
 );
+
+/**
+ * PostgreSQL: stamps successors whose rotation committed after the grant had answered 503 with
+ * the time that was learned (see `SessionRepository.#observed`), unless already used.
+ */
+const restampLate = prepared(
+  (_db, ids: string[], ats: number[]) => sql`update refresh_tokens as t
+  set created_at = greatest(t.created_at, l.at)
+  from unnest(${ids}::text[], ${ats}::bigint[]) as l (id, at)
+  where t.id = l.id and t.rotated_at is null`,
+);
+
+/** A successor that a rotation created, with the grant's clock (`now`) when it began. */
+interface Created {
+  id: string;
+  now: number;
+}
+
+/** What the repository reports to the service's log and metrics. */
+export interface SessionRepositoryOptions {
+  onBatchFailed?: (error: unknown, size: number) => void;
+  /**
+   * Rotations that committed after their grant had answered 503 (the answer was lost): `count`
+   * successors re-stamped so the client's retry finds them, or `error` if that failed.
+   */
+  onLateRotation?: (count: number, error?: unknown) => void;
+}
 
 export class SessionRepository {
   /**
@@ -502,19 +592,28 @@ export class SessionRepository {
     onBatchFailed: (error, size) => this.options.onBatchFailed?.(error, size),
     many: async (grants) => {
       const column = <K extends keyof Grant>(key: K) => grants.map((g) => g[key]);
-      const { rows } = await batchedRotation(
-        this.db.kysely,
-        column('oldId'),
-        column('secretHash'),
-        column('projectId'),
-        column('now'),
-        column('successorEnc'),
-        column('rotatedBy'),
-        column('successorId'),
-        column('successorHash'),
-        column('eventId'),
-        column('eventAt'),
-        Date.now(),
+      const sentAt = Date.now();
+      const byId = new Map(grants.map((g) => [g.successorId, g.now]));
+      const created = (rows: readonly unknown[]) =>
+        (rows as Array<{ successor_id: string }>).map((r) => ({
+          id: r.successor_id,
+          now: byId.get(r.successor_id) ?? 0,
+        }));
+      const { rows } = await this.#observed(sentAt, created, () =>
+        batchedRotation(
+          this.db.kysely,
+          column('oldId'),
+          column('secretHash'),
+          column('projectId'),
+          column('now'),
+          column('successorEnc'),
+          column('rotatedBy'),
+          column('successorId'),
+          column('successorHash'),
+          column('eventId'),
+          column('eventAt'),
+          sentAt,
+        ),
       );
       // Rows only: turning a row into its context (parsing the claims) could fail after the
       // commit, which `many` must not (TurnBatch would retry grants that already rotated).
@@ -522,20 +621,25 @@ export class SessionRepository {
       return grants.map((grant) => won.get(grant.successorId));
     },
     alone: async (grant) => {
+      const sentAt = Date.now();
+      const created = (rows: readonly unknown[]) =>
+        rows.length > 0 ? [{ id: grant.successorId, now: grant.now }] : [];
       const [r] = (
-        await currentRotation(
-          this.db.kysely,
-          grant.oldId,
-          grant.secretHash,
-          grant.projectId,
-          grant.now,
-          grant.successorEnc,
-          grant.rotatedBy,
-          grant.successorId,
-          grant.successorHash,
-          grant.eventId,
-          grant.eventAt,
-          Date.now(),
+        await this.#observed(sentAt, created, () =>
+          currentRotation(
+            this.db.kysely,
+            grant.oldId,
+            grant.secretHash,
+            grant.projectId,
+            grant.now,
+            grant.successorEnc,
+            grant.rotatedBy,
+            grant.successorId,
+            grant.successorHash,
+            grant.eventId,
+            grant.eventAt,
+            sentAt,
+          ),
         )
       ).rows;
       return r;
@@ -544,8 +648,34 @@ export class SessionRepository {
 
   constructor(
     private readonly db: Db,
-    private readonly options: { onBatchFailed?: (error: unknown, size: number) => void } = {},
+    private readonly options: SessionRepositoryOptions = {},
   ) {}
+
+  /**
+   * PostgreSQL: runs a rotation statement so that, if it commits only after the grant answered
+   * 503 (a frozen database, a commit waiting for a synchronous standby), the answer lost with
+   * it does not turn the client's retry into "reuse". The connection waits for the late answer
+   * (db/late-outcome.ts); the successors it created, if still unused, are then stamped with the
+   * time it came, so the grace window of the retry runs from when the rotation became known to
+   * have happened, however late that was. A thief on another client gains nothing (the grace
+   * answer goes only to the client that rotated); a rotation answered in time is unchanged.
+   */
+  #observed<T>(sentAt: number, created: (rows: readonly unknown[]) => Created[], run: () => Promise<T>) {
+    return observeLate((rows) => {
+      const list = created(rows);
+      if (list.length === 0) return;
+      const late = Date.now() - sentAt;
+      const report = this.options.onLateRotation;
+      restampLate(
+        this.db.kysely,
+        list.map((c) => c.id),
+        list.map((c) => c.now + late),
+      ).then(
+        () => report?.(list.length),
+        (error: unknown) => report?.(list.length, error),
+      );
+    }, run);
+  }
 
   /** Inserts a session with its first refresh token, atomically. */
   async create(session: Session, token: { id: string; secret_hash: string }): Promise<void> {
@@ -563,20 +693,33 @@ export class SessionRepository {
    */
   creation(session: Session, token: { id: string; secret_hash: string }): Write[] {
     return [
-      insertSession.write(
-        session.id,
-        session.project_id,
-        session.user_id,
-        session.auth_method,
-        session.auth_time,
-        session.device_id,
-        session.passkey_id,
-        session.created_at,
-        session.expires_at,
-        session.last_refreshed_at,
-        session.revoked_at,
-        session.revoked_reason,
-      ),
+      session.client_id !== null
+        ? insertClientSession.write(
+            session.id,
+            session.project_id,
+            session.user_id,
+            session.auth_method,
+            session.auth_time,
+            session.created_at,
+            session.expires_at,
+            session.client_id,
+            session.scope,
+            session.resource,
+          )
+        : insertSession.write(
+            session.id,
+            session.project_id,
+            session.user_id,
+            session.auth_method,
+            session.auth_time,
+            session.device_id,
+            session.passkey_id,
+            session.created_at,
+            session.expires_at,
+            session.last_refreshed_at,
+            session.revoked_at,
+            session.revoked_reason,
+          ),
       insertRefreshToken.write(
         token.id,
         session.id,
@@ -695,9 +838,13 @@ export class SessionRepository {
         successor.expires_at,
         Date.now(),
       ];
-      const { rows } = event
-        ? await rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))
-        : await rotateOnly(this.db.kysely, ...args);
+      const created = (rows: readonly unknown[]) =>
+        (rows[0] as { rotated?: boolean } | undefined)?.rotated === true ? [{ id: successor.id, now }] : [];
+      const { rows } = await this.#observed(args[7], created, () =>
+        event
+          ? rotateAndRecord(this.db.kysely, ...args, ...auditRepository.eventColumns(event))
+          : rotateOnly(this.db.kysely, ...args),
+      );
       return rows[0]?.rotated === true;
     }
     return this.db.kysely.transaction().execute(async (trx) => {
@@ -714,6 +861,11 @@ export class SessionRepository {
       if (event) await auditRepository.insert(trx, event);
       return true;
     });
+  }
+
+  /** Ends the sessions of an OAuth client (or of one of its users); returns their ids. */
+  revokeClientSessions(clientId: string, reason: string, now: number, userId?: string): Promise<string[]> {
+    return revokeClientSessions(this.db.kysely, clientId, reason, now, userId);
   }
 
   /** Ends one session; true when this call ended it. */

@@ -8,7 +8,7 @@ import type { Write } from '../../db/prepared.js';
 import type { Session, User } from '../../db/schema.js';
 import { OAuthError } from '../../errors.js';
 import { looksLikeRefreshToken, newRefreshToken, parseRefreshToken } from '../../tokens/refresh-token.js';
-import type { TokenService } from '../../tokens/token.service.js';
+import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
@@ -139,6 +139,9 @@ export class SessionService {
         last_refreshed_at: null,
         revoked_at: null,
         revoked_reason: null,
+        client_id: null,
+        scope: null,
+        resource: null,
       },
       refresh: { id: refresh.id, secret_hash: sha256(refresh.secret), token: refresh.token },
     };
@@ -177,15 +180,18 @@ export class SessionService {
     clientProject: Project,
     presented: string,
     client: ClientFingerprint,
+    /** The OAuth client making the grant, when it is one (not the project's API key). */
+    oauthClientId?: string,
   ): Promise<OAuthTokenBundle> {
     const clientId = clientProject.api_key_id;
-    const current = await this.#refreshCurrent(clientProject, presented, client);
+    // The one-statement path serves sessions without an OAuth client only (its SQL says so).
+    const current = oauthClientId ? undefined : await this.#refreshCurrent(clientProject, presented, client);
     if (current) return current;
     const found = await this.verifyRefreshToken(presented);
     if (!found) throw invalidGrant('refresh token is invalid');
     const { token, session, user, claims } = found;
     const project = await this.deps.projects.byId(session.project_id);
-    if (!project || project.api_key_id !== clientId)
+    if (!project || project.api_key_id !== clientId || (session.client_id ?? undefined) !== oauthClientId)
       throw invalidGrant('refresh token was issued to another client');
     if (session.revoked_at !== null) throw invalidGrant('session has been revoked');
     const now = this.deps.now();
@@ -216,7 +222,7 @@ export class SessionService {
       if (won) {
         if (inline) this.deps.audit.stored(inline);
         else await this.deps.audit.record(event);
-        return this.deps.minter.bundle(project, user, session, next.token, claims);
+        return this.#mint(project, user, session, next.token, claims);
       }
     }
     return this.#replayed(found, project, client);
@@ -295,13 +301,15 @@ export class SessionService {
       // wait, on another clock): inside too.
       now - Math.max(row?.rotated_at ?? 0, successorRow.created_at) < graceMs
     ) {
-      await this.deps.audit.record({
+      // Not waited for: the grace answer needs no write (a database still struggling after a
+      // stalled commit must not fail the retry it was meant to save). Failures are logged.
+      void this.deps.audit.record({
         projectId: session.project_id,
         userId: session.user_id,
         type: 'refresh.grace',
         data: { session_id: session.id },
       });
-      return this.deps.minter.bundle(project, user, session, successor, found.claims);
+      return this.#mint(project, user, session, successor, found.claims);
     }
     if (await this.deps.repository.revoke(session.id, 'refresh_token_reuse', now)) {
       this.deps.revocations.add(session.id);
@@ -315,6 +323,23 @@ export class SessionService {
     throw invalidGrant('refresh token was already used; the session has been revoked');
   }
 
+  /** A refreshed bundle: an OAuth client's session gets its client's claims and shape. */
+  async #mint(
+    project: Project,
+    user: User,
+    session: Omit<Session, 'last_refreshed_at'>,
+    refreshToken: string,
+    claims: Record<string, unknown>,
+  ): Promise<OAuthTokenBundle> {
+    if (session.client_id === null)
+      return this.deps.minter.bundle(project, user, session, refreshToken, claims);
+    const bundle = await this.deps.minter.bundle(project, user, session, refreshToken, claims, {
+      clientId: session.client_id,
+      identifierType: user.identifier_type,
+    });
+    return shapeForClient(bundle, (session.scope ?? '').split(' ').filter(Boolean));
+  }
+
   #successorKey(secret: string): Buffer {
     return createHmac('sha256', this.deps.successorKey).update(secret).digest();
   }
@@ -323,23 +348,25 @@ export class SessionService {
    * RFC 7009: revokes the session of a refresh or access token presented by its client. Unknown
    * and invalid tokens are ignored (answered 200 by the route).
    */
-  async revokeToken(clientId: string, token: string): Promise<RevokeOutcome> {
+  async revokeToken(clientId: string, token: string, oauthClientId?: string): Promise<RevokeOutcome> {
     if (looksLikeRefreshToken(token)) {
       const found = await this.verifyRefreshToken(token);
-      return found ? this.#revokeForClient(clientId, found.session) : 'ignored';
+      return found ? this.#revokeForClient(clientId, found.session, oauthClientId) : 'ignored';
     }
     const claims = await this.deps.accessTokens.authentic(token);
     if (typeof claims === 'string') return 'ignored';
     const session = await this.deps.repository.findById(claims.sid);
-    return session ? this.#revokeForClient(clientId, session) : 'ignored';
+    return session ? this.#revokeForClient(clientId, session, oauthClientId) : 'ignored';
   }
 
   async #revokeForClient(
     clientId: string,
     session: Omit<Session, 'last_refreshed_at'>,
+    oauthClientId: string | undefined,
   ): Promise<RevokeOutcome> {
     const project = await this.deps.projects.byId(session.project_id);
     if (!project || project.api_key_id !== clientId) return 'wrong_client';
+    if ((session.client_id ?? undefined) !== oauthClientId) return 'wrong_client';
     await this.end(session, 'revoked', 'user');
     return 'revoked';
   }
@@ -374,7 +401,7 @@ export class SessionService {
       return {
         active: true,
         token_type: 'refresh_token',
-        client_id: project.api_key_id,
+        client_id: session.client_id ?? project.api_key_id,
         sub: session.user_id,
         sid: session.id,
         exp: Math.floor(row.expires_at / 1000),
@@ -383,7 +410,30 @@ export class SessionService {
       };
     }
     const result = await this.deps.accessTokens.verify(token, project.api_key_id);
-    if (!result.success) return inactive;
-    return { ...result.claims, active: true, token_type: 'access_token', client_id: project.api_key_id };
+    if (result.success) {
+      // An OAuth client's token names its client, as its session does (a custom claim of an older
+      // token cannot: the session decides); others are the API key's.
+      const claimed = (result.claims as { client_id?: unknown }).client_id;
+      const session =
+        typeof claimed === 'string' ? await this.deps.repository.findById(result.claims.sid) : undefined;
+      const clientId =
+        session?.client_id != null && session.client_id === claimed ? claimed : project.api_key_id;
+      return { ...result.claims, active: true, token_type: 'access_token', client_id: clientId };
+    }
+    // An OAuth client's token for a resource (RFC 8707) has that resource as its audience.
+    // /verify finds a token's project by its audience; this one is found by its session instead.
+    const claims = await this.deps.accessTokens.authentic(token);
+    if (typeof claims === 'string') return inactive;
+    const clientId = (claims as { client_id?: unknown }).client_id;
+    if (typeof clientId !== 'string' || claims.exp * 1000 <= this.deps.now()) return inactive;
+    const owner = await this.deps.repository.findById(claims.sid);
+    if (
+      !owner ||
+      owner.project_id !== project.id ||
+      owner.client_id !== clientId ||
+      owner.revoked_at !== null
+    )
+      return inactive;
+    return { ...claims, active: true, token_type: 'access_token' };
   }
 }

@@ -7,6 +7,7 @@ import { normaliseIdentifier } from '../otp/identifier.js';
 import type { Project } from '../projects/project.js';
 import { revokeSession, revokeUserSessions, type SessionRepository } from '../session/session.repository.js';
 import type { SignOutService } from '../session/sign-out.service.js';
+import { clientUserIdOf } from './client-user-id.js';
 import type { UsersRepository } from './users.repository.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -16,7 +17,7 @@ export function userView(user: User) {
     user_id: user.id,
     identifier: user.identifier,
     identifier_type: user.identifier_type,
-    client_user_id: user.client_user_id,
+    client_user_id: clientUserIdOf(user),
     created_at: iso(user.created_at),
     last_sign_in_at: iso(user.last_sign_in_at),
   };

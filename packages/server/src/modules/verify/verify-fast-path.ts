@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { DatabaseOutage } from '../../db/outage.js';
 import type { TesseraError } from '../../errors.js';
 import { logCompletion } from '../../http/common.js';
 import { knownErrorOf, verifyRefusal } from '../../plugins/error-handler.js';
@@ -36,6 +37,8 @@ export interface VerifyFastPathDeps {
   replay(request: IncomingMessage, body: Buffer): Promise<Replayed>;
   /** The refusal of a request that arrives while the server is closing (503 with Retry-After). */
   refuseWhenClosing(): TesseraError;
+  /** Where a database outage's 503s are counted (logged once per outage, not per request). */
+  outage?: Pick<DatabaseOutage, 'refused'>;
 }
 
 /** `application/json`, optionally with `charset=utf-8`: what Fastify parses as JSON without a doubt. */
@@ -148,7 +151,7 @@ export function verifyFastPath(
             request,
             response,
             started,
-            inFlight.closing ? deps.refuseWhenClosing() : knownErrorOf(error, logger),
+            inFlight.closing ? deps.refuseWhenClosing() : knownErrorOf(error, logger, deps.outage),
           ),
       )
       .finally(() => inFlight.leave());
@@ -180,11 +183,11 @@ export function verifyFastPath(
       result
         .then(
           (settled) => answer(request, response, started, settled),
-          (error: Error) => refuse(request, response, started, knownErrorOf(error, logger)),
+          (error: Error) => refuse(request, response, started, knownErrorOf(error, logger, deps.outage)),
         )
         .finally(() => inFlight.leave());
     } catch (error) {
-      refuse(request, response, started, knownErrorOf(error as Error, logger));
+      refuse(request, response, started, knownErrorOf(error as Error, logger, deps.outage));
     }
   };
 

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ErrorCodes } from '@tessera/core';
+import { TesseraError } from '../../errors.js';
 import type { KeyStore } from '../../keys/key-store.js';
 
 const CLAIMS_SUPPORTED = [
@@ -16,44 +18,79 @@ const CLAIMS_SUPPORTED = [
   'iat',
   'jti',
   'iss',
+  'nonce',
+  'azp',
+  'amr',
+  'client_id',
+  'email',
+  'email_verified',
+  'phone_number',
+  'phone_number_verified',
 ];
 
 /**
- * RFC 8414 authorization server metadata. Tessera has no redirect flows: its only grant is the
- * refresh grant, so there is no authorization endpoint (RFC 8414 §2 makes it optional then) and
- * no response type is supported (an empty list, which is true).
+ * RFC 8414 authorization server metadata: exactly what works. The authorization code grant with
+ * PKCE S256 for registered OAuth clients (issue 31), the refresh grant for them and for apps on
+ * the API key; RFC 9207's `iss` on every authorization response.
  */
 export function authorizationServerMetadata(issuer: string) {
   return {
     issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
     token_endpoint: `${issuer}/oauth/token`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
     verify_endpoint: `${issuer}/verify`,
-    grant_types_supported: ['refresh_token'],
-    response_types_supported: [] as string[],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
-    revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
+    scopes_supported: ['openid', 'profile', 'email', 'phone', 'offline_access'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query', 'form_post'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login', 'consent'],
+    ui_locales_supported: ['en', 'fr', 'de'],
     service_documentation: `${issuer}/docs`,
   };
 }
 
+/** What a project adds to the metadata: its open registration endpoint, when it has turned it on. */
+export interface ProjectMetadata {
+  readonly api_key_id: string;
+  readonly oauth_dcr: number;
+}
+
 /**
- * OpenID Provider metadata. OpenID Connect Discovery §3 requires authorization_endpoint and
- * response_types_supported, and strict clients check for them: the endpoint named is real
- * (`GET /oauth/authorize`) and refuses every request with `unsupported_response_type`, and the
- * list of response types is empty: what Tessera does, in the shape the specification asks for.
+ * A project's authorization server URL, `{issuer}/projects/{api_key_id}`: what a resource server
+ * of the project names in its Protected Resource Metadata (RFC 9728) so that a client with no
+ * prior configuration (an MCP client) finds the project's registration endpoint in the metadata
+ * at the path-inserted URL (RFC 8414 §3.1). The documents there name the service's issuer — the
+ * `iss` of its tokens and of its authorization responses (RFC 9207) — not this URL.
  */
+export const projectServerUrl = (issuer: string, apiKeyId: string) =>
+  `${issuer}/projects/${encodeURIComponent(apiKeyId)}`;
+
+function projectMembers(issuer: string, project: ProjectMetadata) {
+  return project.oauth_dcr === 1
+    ? { registration_endpoint: `${issuer}/oauth/register/${encodeURIComponent(project.api_key_id)}` }
+    : {};
+}
+
+/** OpenID Provider metadata (OpenID Connect Discovery 1.0 §3). */
 export function openIdConfiguration(issuer: string) {
   return {
     ...authorizationServerMetadata(issuer),
-    authorization_endpoint: `${issuer}/oauth/authorize`,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     claims_supported: CLAIMS_SUPPORTED,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
   };
 }
 
@@ -76,9 +113,12 @@ const tags = ['discovery'];
 export function wellKnownRoutes({
   issuer,
   keys,
+  project,
 }: {
   issuer: string;
   keys: KeyStore;
+  /** The project of an API key id, for the per-project documents. */
+  project: (apiKeyId: string) => Promise<ProjectMetadata | undefined>;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     // Sent as prepared strings: the documents never change while the process runs.
@@ -116,11 +156,44 @@ export function wellKnownRoutes({
         oauth,
       ],
     ] as const) {
+      // RFC 8414 §3.1: an issuer with a path has its metadata at the path-inserted URL as well.
+      const issuerPath = new URL(issuer).pathname.replace(/\/$/, '');
+      for (const at of issuerPath ? [url, `${url}${issuerPath}`] : [url])
+        app.get(
+          at,
+          {
+            schema: {
+              operationId: at === url ? operationId : `${operationId}PathInserted`,
+              summary,
+              tags,
+              response: { 200: prepared(Metadata) },
+            },
+          },
+          async (_request, reply) =>
+            reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
+        );
+      // A project's own documents (projectServerUrl): the same, with its registration endpoint.
+      const document = url.endsWith('openid-configuration')
+        ? openIdConfiguration
+        : authorizationServerMetadata;
       app.get(
-        url,
-        { schema: { operationId, summary, tags, response: { 200: prepared(Metadata) } } },
-        async (_request, reply) =>
-          reply.type('application/json').header('cache-control', 'public, max-age=3600').send(body),
+        `${url}${issuerPath}/projects/:api_key_id`,
+        {
+          schema: {
+            operationId: `${operationId}OfProject`,
+            summary: `${summary}, of a project (its registration endpoint when open)`,
+            tags,
+            params: Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+            response: { 200: Metadata },
+          },
+        },
+        async (request, reply) => {
+          const found = await project(request.params.api_key_id);
+          if (!found) throw new TesseraError(404, ErrorCodes.unknownApiKey, 'no project has this API key id');
+          return reply
+            .header('cache-control', 'public, max-age=60')
+            .send({ ...document(issuer), ...projectMembers(issuer, found) });
+        },
       );
     }
   };

@@ -56,15 +56,33 @@ export class DevOutbox implements Delivery {
     return this.#notices.map((n) => ({ ...n }));
   }
 
+  /**
+   * Shares this outbox with the other workers of `serve --workers N` (each has its own memory, and
+   * the sign-in's next request may reach another): every entry sent here goes to `publish`, and
+   * `receive` takes the others'. See cluster.ts, which relays them through the primary.
+   */
+  share(publish: (entry: OutboxEntry) => void): { receive(entry: OutboxEntry): void } {
+    this.#publish = publish;
+    return { receive: (entry) => this.#keep(entry) };
+  }
+
+  #publish: ((entry: OutboxEntry) => void) | undefined;
+
+  #keep(entry: OutboxEntry): void {
+    this.#entries.unshift(entry);
+    this.#entries.length = Math.min(this.#entries.length, this.#limit);
+  }
+
   async send(message: OtpMessage): Promise<void> {
-    this.#entries.unshift({
+    const entry: OutboxEntry = {
       to: message.to,
       channel: message.channel,
       code: message.code,
       project: message.projectName,
       created_at: this.#now().toISOString(),
-    });
-    this.#entries.length = Math.min(this.#entries.length, this.#limit);
+    };
+    this.#keep(entry);
+    this.#publish?.(entry);
     this.#logger.warn(
       { channel: message.channel },
       `development delivery: code for ${message.to} is in GET /dev/outbox`,

@@ -1,0 +1,202 @@
+import type { Kysely } from 'kysely';
+import type { Database, OAuthBrowserSessionTable, OAuthCodeTable } from '../../db/schema.js';
+import type { AuthorizationRequest } from './request.js';
+
+export type StoredCode = OAuthCodeTable;
+
+/** How long a spent or expired code is kept to recognise its replay. */
+export const CODE_KEPT_MS = 3_600_000;
+
+/** A pending authorization request (waiting for the user on the hosted pages). */
+export interface PendingRequest {
+  id: string;
+  project_id: string;
+  params: AuthorizationRequest;
+  browser_hash: string;
+  expires_at: number;
+}
+
+/** Pending requests, codes, hosted sessions and consents of the authorization code flow. */
+export class AuthorizeRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertRequest(request: PendingRequest, now: number): Promise<void> {
+    await this.db
+      .insertInto('oauth_requests')
+      .values({
+        id: request.id,
+        project_id: request.project_id,
+        client_id: request.params.client_id,
+        params: JSON.stringify(request.params),
+        browser_hash: request.browser_hash,
+        created_at: now,
+        expires_at: request.expires_at,
+      })
+      .execute();
+  }
+
+  async findRequest(id: string): Promise<PendingRequest | undefined> {
+    const row = await this.db
+      .selectFrom('oauth_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      project_id: row.project_id,
+      params: JSON.parse(row.params) as AuthorizationRequest,
+      browser_hash: row.browser_hash,
+      expires_at: Number(row.expires_at),
+    };
+  }
+
+  /** Spends a pending request: exactly one caller gets true. */
+  async deleteRequest(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('oauth_requests').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async insertCode(code: StoredCode): Promise<void> {
+    await this.db.insertInto('oauth_codes').values(code).execute();
+  }
+
+  /**
+   * Spends a code: one conditional update, so exactly one exchange wins. Returns the code row as it
+   * was (with `used_at` set when it had been used before: a replay), or undefined when unknown.
+   */
+  async useCode(id: string, now: number): Promise<{ code: StoredCode; won: boolean } | undefined> {
+    const updated = await this.db
+      .updateTable('oauth_codes')
+      .set({ used_at: now })
+      .where('id', '=', id)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    const row = await this.db.selectFrom('oauth_codes').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    return { code: numeric(row), won: Number(updated.numUpdatedRows) > 0 };
+  }
+
+  async setIssuedSession(id: string, sessionId: string): Promise<void> {
+    await this.db
+      .updateTable('oauth_codes')
+      .set({ issued_session_id: sessionId })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async insertBrowserSession(row: OAuthBrowserSessionTable): Promise<void> {
+    await this.db.insertInto('oauth_browser_sessions').values(row).execute();
+  }
+
+  /** A hosted session with its Tessera session's state. */
+  async findBrowserSession(id: string) {
+    const row = await this.db
+      .selectFrom('oauth_browser_sessions as b')
+      .innerJoin('sessions as s', 's.id', 'b.session_id')
+      .select([
+        'b.id',
+        'b.secret_hash',
+        'b.project_id',
+        'b.session_id',
+        'b.expires_at',
+        'b.ended_at',
+        's.user_id',
+        's.auth_time',
+        's.auth_method',
+        's.revoked_at',
+        's.expires_at as session_expires_at',
+      ])
+      .where('b.id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      ...row,
+      expires_at: Number(row.expires_at),
+      ended_at: row.ended_at === null ? null : Number(row.ended_at),
+      auth_time: Number(row.auth_time),
+      revoked_at: row.revoked_at === null ? null : Number(row.revoked_at),
+      session_expires_at: Number(row.session_expires_at),
+    };
+  }
+
+  async endBrowserSession(id: string, now: number): Promise<void> {
+    await this.db.updateTable('oauth_browser_sessions').set({ ended_at: now }).where('id', '=', id).execute();
+  }
+
+  async consent(userId: string, clientId: string): Promise<string[] | undefined> {
+    const row = await this.db
+      .selectFrom('oauth_consents')
+      .select('scope')
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row ? row.scope.split(' ').filter(Boolean) : undefined;
+  }
+
+  async saveConsent(
+    projectId: string,
+    userId: string,
+    clientId: string,
+    scopes: string[],
+    now: number,
+  ): Promise<void> {
+    const scope = scopes.join(' ');
+    await this.db
+      .insertInto('oauth_consents')
+      .values({
+        project_id: projectId,
+        user_id: userId,
+        client_id: clientId,
+        scope,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scope, updated_at: now }))
+      .execute();
+  }
+
+  async listConsents(projectId: string, userId: string) {
+    const rows = await this.db
+      .selectFrom('oauth_consents as g')
+      .innerJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
+      .select(['g.client_id', 'c.name', 'c.logo_uri', 'g.scope', 'g.created_at', 'g.updated_at'])
+      .where('g.project_id', '=', projectId)
+      .where('g.user_id', '=', userId)
+      .orderBy('g.created_at', 'asc')
+      .execute();
+    return rows.map((r) => ({ ...r, created_at: Number(r.created_at), updated_at: Number(r.updated_at) }));
+  }
+
+  async deleteConsent(projectId: string, userId: string, clientId: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('oauth_consents')
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * Housekeeping: pending requests and hosted sessions past their life; codes an hour after theirs
+   * (a code presented again within the hour still revokes what its first exchange issued).
+   */
+  async prune(now: number): Promise<void> {
+    await this.db.deleteFrom('oauth_requests').where('expires_at', '<', now).execute();
+    await this.db
+      .deleteFrom('oauth_codes')
+      .where('expires_at', '<', now - CODE_KEPT_MS)
+      .execute();
+    await this.db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', now).execute();
+  }
+}
+
+function numeric(row: StoredCode): StoredCode {
+  return {
+    ...row,
+    created_at: Number(row.created_at),
+    expires_at: Number(row.expires_at),
+    used_at: row.used_at === null ? null : Number(row.used_at),
+  };
+}
