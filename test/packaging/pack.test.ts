@@ -1,7 +1,8 @@
-// The packages as a user gets them: built, packed with `npm pack`, installed from the tarballs into
-// a fresh app outside the monorepo (one `npm install`), then used from an ESM and a CommonJS
-// Express app against a real Tessera server, type-checked as TypeScript (ESM and CommonJS), and
-// bundled with esbuild for a page that signs in from Chromium.
+// The packages as a user gets them: packed by `npm run pack` (every publishable workspace package),
+// installed from the tarballs into a fresh app outside the monorepo with the `npm install` lines
+// the command prints, checked by @arethetypeswrong/cli, then used from an ESM and a CommonJS Express
+// app against a real Tessera server, type-checked as TypeScript (ESM, and CommonJS with TypeScript
+// 5.0 and the current release), and bundled with esbuild for a page that signs in from Chromium.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
@@ -23,10 +24,22 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { RELAXED_LIMITS, startServer, type TestServer } from '../../packages/server/test/helpers/harness.js';
+import { publishable } from '../../scripts/lib/workspaces.mjs';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'sqlite', 'server', 'verify', 'client', 'ssr', 'react', 'ui'];
+/** Every workspace package not marked private: what `npm run pack` must pack. */
+const PACKAGES = publishable().map((w) => w.manifest.name);
+/** What the apps below use: installed with the `npm install` lines `npm run pack` prints. */
+const APP_PACKAGES = [
+  '@tessera/verify',
+  '@tessera/client',
+  '@tessera/react',
+  '@tessera/ssr',
+  '@tessera/sqlite',
+];
+/** The oldest TypeScript a CommonJS consumer is checked with (from the npm registry or its cache). */
+const OLD_TYPESCRIPT = 'typescript@5.0.4';
 const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 // Child processes run what a user runs: no tsx, no tessera-source condition.
 const CHILD_ENV = { ...process.env, NODE_OPTIONS: '' };
@@ -41,6 +54,12 @@ interface Packed {
   name: string;
   filename: string;
   files: { path: string }[];
+}
+interface PackOutput {
+  out: string;
+  packed: Packed[];
+  /** For each package, the tarballs its `npm install` line names. */
+  install: Record<string, string[]>;
 }
 
 /** A tiny Express app protected by @tessera/verify/express; ESM and CommonJS spellings. */
@@ -62,7 +81,7 @@ ${APP_BODY}`;
 // Every entry point loads with require() (fails with ERR_REQUIRE_ASYNC_MODULE on top-level await).
 const REQUIRE_ALL = `'use strict';
 const entries = ['@tessera/core', '@tessera/client', '@tessera/verify', '@tessera/verify/express',
-  '@tessera/verify/fastify', '@tessera/verify/hono'];
+  '@tessera/verify/fastify', '@tessera/verify/hono', '@tessera/react', '@tessera/ssr', '@tessera/ssr/express'];
 console.log(JSON.stringify(Object.fromEntries(entries.map((e) => [e, Object.keys(require(e)).sort()]))));
 `;
 
@@ -80,74 +99,108 @@ app.get('/me', tesseraAuth(verifier, { optional: true, requirements: [requiredSc
 const client = createTesseraClient({ issuer: 'https://auth.example.com', apiKeyId: 'pk_1' });
 export const used: unknown[] = [app, client, TesseraVerifyError];
 `;
-const TS_CJS = `import express = require('express');
+/** A CommonJS TypeScript file that uses @tessera/verify/express and requires every other entry. */
+function cjsConsumer(entries: string[]): string {
+  const requires = entries.map((entry, i) => `import entry${i} = require('${entry}');`).join('\n');
+  return `import express = require('express');
 import verify = require('@tessera/verify/express');
-import core = require('@tessera/core');
+${requires}
 
 const app = express();
 app.get('/me', verify.tesseraAuth({ issuer: 'https://auth.example.com', apiKeyId: 'pk_1' }), (req, res) => {
   const sub: string | undefined = req.tessera?.sub;
   res.json({ sub });
 });
-export = [app, core];
+export = [app, ${entries.map((_, i) => `entry${i}`).join(', ')}];
 `;
+}
+const TS_COMMON = {
+  target: 'es2022',
+  lib: ['es2023', 'dom'],
+  strict: true,
+  noEmit: true,
+  skipLibCheck: false,
+  esModuleInterop: true,
+  jsx: 'react-jsx',
+  types: [],
+};
+/** TypeScript settings a CommonJS consumer may have: node10 is the default of `module: commonjs`. */
+const CJS_SETTINGS = {
+  node10: { module: 'commonjs', moduleResolution: 'node10' },
+  node16: { module: 'node16', moduleResolution: 'node16' },
+  nodenext: { module: 'nodenext', moduleResolution: 'nodenext' },
+} as const;
 const TSCONFIG = {
-  compilerOptions: {
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    target: 'es2022',
-    lib: ['es2023', 'dom'],
-    strict: true,
-    noEmit: true,
-    skipLibCheck: false,
-    types: [],
-  },
-  files: ['check.mts', 'check.cts'],
+  compilerOptions: { ...TS_COMMON, ...CJS_SETTINGS.nodenext },
+  files: ['check.mts'],
 };
 
 const PAGE_ENTRY = `import { createTesseraClient } from '@tessera/client';
 globalThis.packTest = { createTesseraClient };
 `;
 
-describe('packed packages', { timeout: 600_000 }, () => {
+describe('packed packages', { timeout: 1_200_000 }, () => {
   let work: string;
   let appDir: string;
+  let pack: PackOutput;
   let packed: Packed[];
+  let tscOld: string;
   let tessera: TestServer;
   const children: ChildProcess[] = [];
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'tessera-pack-'));
     appDir = join(work, 'app');
-    await npm(['run', 'build'], ROOT);
-    const { stdout } = await npm(
-      ['pack', '--json', '--pack-destination', work, ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`])],
-      ROOT,
+    // The one command of the README, into a folder that does not exist yet: it builds and packs.
+    const { stdout } = await run(
+      'npm',
+      ['run', '--silent', 'pack', '--', '--json', '--out', join(work, 'new', 'dir')],
+      { cwd: ROOT, env: CHILD_ENV, maxBuffer: 1 << 26 },
     );
-    packed = JSON.parse(stdout) as Packed[];
-    const tarball = (name: string) => join(work, packed.find((p) => p.name === name)!.filename);
+    pack = JSON.parse(stdout) as PackOutput;
+    packed = pack.packed;
     mkdirSync(appDir);
     writeFileSync(join(appDir, 'package.json'), JSON.stringify({ name: 'pack-test-app', private: true }));
-    // One install: the tarballs, and what the apps use from the registry (or the npm cache).
-    await npm(
-      [
-        'install',
-        '--prefer-offline',
-        '--ignore-scripts',
-        tarball('@tessera/core'),
-        tarball('@tessera/verify'),
-        tarball('@tessera/client'),
-        'express@^5.1.0',
-        '@types/express@^5.0.5',
-      ],
-      appDir,
-    );
+    // One install: the lines `npm run pack` printed for the packages an app uses, and what the apps
+    // use from the registry (or the npm cache).
+    const tarballs = new Set(APP_PACKAGES.flatMap((name) => pack.install[name] ?? []));
+    const oldTypescript = join(work, 'ts-old');
+    mkdirSync(oldTypescript);
+    await Promise.all([
+      npm(
+        [
+          'install',
+          '--prefer-offline',
+          '--ignore-scripts',
+          ...tarballs,
+          'express@^5.1.0',
+          '@types/express@^5.0.5',
+          'fastify@^5.6.2',
+          'hono@^4.10.6',
+          'react@^19.3.1',
+          '@types/react@^19.3.0',
+          '@types/better-sqlite3@^7.6.13',
+        ],
+        appDir,
+      ),
+      npm(['install', '--prefer-offline', '--ignore-scripts', '--no-save', OLD_TYPESCRIPT], oldTypescript),
+    ]);
+    tscOld = join(oldTypescript, 'node_modules', 'typescript', 'bin', 'tsc');
     writeFileSync(join(appDir, 'esm.mjs'), ESM_APP);
     writeFileSync(join(appDir, 'cjs.cjs'), CJS_APP);
     writeFileSync(join(appDir, 'require-all.cjs'), REQUIRE_ALL);
     writeFileSync(join(appDir, 'check.mts'), TS_ESM);
-    writeFileSync(join(appDir, 'check.cts'), TS_CJS);
+    writeFileSync(join(appDir, 'check.cts'), cjsConsumer(entriesOf(appDir)));
     writeFileSync(join(appDir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+    for (const [name, settings] of Object.entries(CJS_SETTINGS)) {
+      const config = { compilerOptions: { ...TS_COMMON, ...settings }, files: ['check.cts'] };
+      writeFileSync(join(appDir, `tsconfig.cjs-${name}.json`), JSON.stringify(config));
+      // TypeScript 5.0 cannot read today's @types/node (Disposable, IteratorObject): it skips the
+      // checking of declaration files; an entry whose types do not resolve still fails check.cts
+      // (TS2307, TS1479), and attw checks the resolution inside our declaration files.
+      const old = { compilerOptions: { ...config.compilerOptions, skipLibCheck: true }, files: config.files };
+      writeFileSync(join(appDir, `tsconfig.cjs-${name}-5.0.json`), JSON.stringify(old));
+    }
     writeFileSync(join(appDir, 'page.mjs'), PAGE_ENTRY);
     tessera = await startServer('sqlite', { env: RELAXED_LIMITS });
   });
@@ -159,22 +212,44 @@ describe('packed packages', { timeout: 600_000 }, () => {
   });
 
   it('each tarball holds only dist, bin, README, LICENSE and package.json', () => {
-    assert.deepEqual(packed.map((p) => p.name).sort(), PACKAGES.map((p) => `@tessera/${p}`).sort());
+    assert.deepEqual(packed.map((p) => p.name).sort(), [...PACKAGES].sort());
     for (const pkg of packed) {
       const paths = pkg.files.map((f) => f.path);
       for (const must of ['LICENSE', 'README.md', 'package.json'])
         assert.ok(paths.includes(must), `${pkg.name}: ${must}`);
       const stray = paths.filter(
-        (p) => !/^(LICENSE|README\.md|package\.json|dist\/[\w./-]+\.(js|d\.ts)|bin\/tessera\.js)$/.test(p),
+        (p) =>
+          !/^(LICENSE|README\.md|package\.json|dist\/[\w./-]+\.(js|d\.ts)|dist\/cjs\/package\.json|bin\/tessera\.js)$/.test(
+            p,
+          ),
       );
       assert.deepEqual(stray, [], `${pkg.name} ships only what users need`);
     }
   });
 
-  it('installed packages point every export at a file that exists, with types and a require-able default', () => {
-    for (const name of ['core', 'verify', 'client']) {
-      const dir = join(appDir, 'node_modules', '@tessera', name);
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  it('npm run pack prints, for each package, an install line with the @tessera packages it needs', () => {
+    assert.ok(existsSync(pack.out), 'the folder is created');
+    for (const { name, filename } of packed) {
+      assert.ok(existsSync(join(pack.out, filename)), filename);
+      const line = pack.install[name]!;
+      assert.equal(line.at(-1), join(pack.out, filename), `${name}: its own tarball`);
+      const manifest = packedManifest(name) as Record<string, Record<string, string> | undefined>;
+      const internal = Object.keys({
+        ...manifest.dependencies,
+        ...manifest.optionalDependencies,
+        ...manifest.peerDependencies,
+      }).filter((dep) => PACKAGES.includes(dep));
+      for (const dep of internal) {
+        const tarball = join(pack.out, packed.find((p) => p.name === dep)!.filename);
+        assert.ok(line.includes(tarball), `${name}'s line installs ${dep}`);
+      }
+    }
+  });
+
+  it('installed packages point every export at a file that exists, with types for import and require', () => {
+    for (const name of APP_PACKAGES.concat('@tessera/core')) {
+      const dir = join(appDir, 'node_modules', name);
+      const manifest = installedManifest(name)!;
       for (const field of [
         'repository',
         'homepage',
@@ -185,14 +260,17 @@ describe('packed packages', { timeout: 600_000 }, () => {
         'sideEffects',
         'files',
       ]) {
-        assert.ok(manifest[field] !== undefined, `@tessera/${name}: ${field}`);
+        assert.ok(manifest[field] !== undefined, `${name}: ${field}`);
       }
-      assert.equal(manifest.publishConfig?.access, 'public');
-      for (const [subpath, target] of Object.entries(manifest.exports as Record<string, unknown>)) {
+      assert.equal((manifest['publishConfig'] as { access?: string })?.access, 'public');
+      for (const [subpath, target] of Object.entries(manifest['exports'] as Record<string, unknown>)) {
         if (typeof target === 'string') continue;
-        const conditions = target as Record<string, string>;
-        assert.ok(existsSync(join(dir, conditions['types']!)), `${name} ${subpath} types`);
-        assert.ok(existsSync(join(dir, conditions['default']!)), `${name} ${subpath} default`);
+        for (const condition of ['import', 'require']) {
+          const files = (target as Record<string, Record<string, string>>)[condition]!;
+          assert.ok(files, `${name} ${subpath}: ${condition}`);
+          assert.ok(existsSync(join(dir, files['types']!)), `${name} ${subpath} ${condition} types`);
+          assert.ok(existsSync(join(dir, files['default']!)), `${name} ${subpath} ${condition} default`);
+        }
       }
       const js = readdirSync(join(dir, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) =>
         f.endsWith('.js'),
@@ -204,6 +282,64 @@ describe('packed packages', { timeout: 600_000 }, () => {
         );
       }
     }
+  });
+
+  it('every package.json has the dual exports scripts/build-cjs.mjs derives from its entries', async () => {
+    const result = await run(process.execPath, ['scripts/build-cjs.mjs', '--check'], {
+      cwd: ROOT,
+      env: CHILD_ENV,
+    }).then(
+      () => '',
+      (err: { stderr?: string }) => err.stderr || String(err),
+    );
+    assert.equal(result, '');
+  });
+
+  it('@arethetypeswrong/cli finds no problem in any entry of any package', async () => {
+    const attw = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
+    const checked: string[] = [];
+    for (const { name, filename } of packed) {
+      const exported = Object.keys((packedManifest(name)['exports'] ?? {}) as object);
+      if (exported.length === 0) continue; // the server: a CLI, nothing to import
+      checked.push(name);
+      const output = await run(
+        process.execPath,
+        [attw, '--pack', join(pack.out, filename), '--format', 'json'],
+        {
+          cwd: ROOT,
+          env: CHILD_ENV,
+          maxBuffer: 1 << 26,
+        },
+      ).then(
+        (r) => r.stdout,
+        (err: { stdout?: string }) => err.stdout ?? String(err),
+      );
+      const { analysis, problems } = JSON.parse(output) as {
+        analysis: { entrypoints: Record<string, unknown> };
+        problems: unknown;
+      };
+      assert.deepEqual(Object.keys(analysis.entrypoints).sort(), exported.sort(), `${name}: every entry`);
+      assert.equal(Object.keys(problems ?? {}).length, 0, `${name}: ${JSON.stringify(problems)}`);
+    }
+    assert.deepEqual(
+      checked.sort(),
+      PACKAGES.filter((n) => Object.keys(packedManifest(n)['exports'] ?? {}).length > 0).sort(),
+    );
+  });
+
+  it('a CommonJS .cts file requiring every entry type-checks with TypeScript 5.0 and the current one', async () => {
+    const current = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const runs = Object.keys(CJS_SETTINGS).flatMap((setting) => [
+      [`TypeScript 5.0, ${setting}`, tscOld, `tsconfig.cjs-${setting}-5.0.json`],
+      [`current TypeScript, ${setting}`, current, `tsconfig.cjs-${setting}.json`],
+    ]);
+    // In parallel: each compiler run takes about a minute on a busy machine.
+    const reports = await Promise.all(runs.map(([, tsc, config]) => tscErrors(tsc!, config!)));
+    assert.deepEqual(
+      Object.fromEntries(runs.map(([label], i) => [label, reports[i]])),
+      Object.fromEntries(runs.map(([label]) => [label, ''])),
+      'tsc reports no errors',
+    );
   });
 
   it('CommonJS require() loads every entry point', async () => {
@@ -219,16 +355,9 @@ describe('packed packages', { timeout: 600_000 }, () => {
     assert.doesNotMatch(stderr, /Error/);
   });
 
-  it('type-checks as TypeScript from ESM and CommonJS files', async () => {
+  it('type-checks as TypeScript from an ESM file', async () => {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
-      cwd: appDir,
-      env: CHILD_ENV,
-    }).then(
-      () => '',
-      (err: { stdout?: string }) => err.stdout || String(err),
-    );
-    assert.equal(result, '', 'tsc reports no errors');
+    assert.equal(await tscErrors(tsc, 'tsconfig.json'), '', 'tsc reports no errors');
   });
 
   for (const [kind, file] of [
@@ -320,6 +449,25 @@ describe('packed packages', { timeout: 600_000 }, () => {
     }
   });
 
+  /** What a TypeScript compiler reports for a project of the app ('' when it reports nothing). */
+  function tscErrors(tsc: string, config: string): Promise<string> {
+    return run(process.execPath, [tsc, '-p', config], { cwd: appDir, env: CHILD_ENV }).then(
+      () => '',
+      (err: { stdout?: string }) => err.stdout || String(err),
+    );
+  }
+
+  /** The package.json of an installed package (undefined when the app did not install it). */
+  function installedManifest(name: string): Record<string, unknown> | undefined {
+    const file = join(appDir, 'node_modules', name, 'package.json');
+    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  }
+
+  /** The package.json a package was packed from (the workspace's). */
+  function packedManifest(name: string): Record<string, unknown> {
+    return publishable().find((w) => w.manifest.name === name)!.manifest as Record<string, unknown>;
+  }
+
   /** Starts one of the apps (a child process) and returns its URL. */
   async function startApp(file: string): Promise<string> {
     const child = spawn(process.execPath, [file], {
@@ -344,6 +492,19 @@ describe('packed packages', { timeout: 600_000 }, () => {
     return `http://127.0.0.1:${port}`;
   }
 });
+
+/** Every entry point (package and subpath, not package.json) of the @tessera packages installed. */
+function entriesOf(appDir: string): string[] {
+  const scope = join(appDir, 'node_modules', '@tessera');
+  return readdirSync(scope)
+    .sort()
+    .flatMap((dir) => {
+      const manifest = JSON.parse(readFileSync(join(scope, dir, 'package.json'), 'utf8'));
+      return Object.keys(manifest.exports ?? {})
+        .filter((subpath) => subpath !== './package.json')
+        .map((subpath) => (subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`));
+    });
+}
 
 /** Serves the bundled page on 127.0.0.1: / and /page.js. */
 async function servePage(script: Buffer): Promise<{ url: string; close(): Promise<void> }> {

@@ -1,4 +1,3 @@
-import type { JWTPayload } from 'jose';
 import { TesseraVerifyError } from './errors.js';
 
 /**
@@ -61,7 +60,11 @@ export interface AccessTokenClaims {
  * Checks what jose's claim-set validation does not: the Tessera-specific `type` claim and the
  * types of the identifiers we promise as strings.
  */
-export function assertAccessTokenClaims(payload: JWTPayload): asserts payload is AccessTokenClaims {
+// The payload is typed here, not as jose's JWTPayload: a CommonJS declaration file cannot import
+// types from jose (ESM only) without resolution-mode, which TypeScript before 5.3 refuses.
+export function assertAccessTokenClaims(payload: {
+  readonly [claim: string]: unknown;
+}): asserts payload is AccessTokenClaims {
   if (payload['type'] !== 'access_token') {
     throw new TesseraVerifyError('invalid_token', 'The token is not an access token');
   }
