@@ -165,9 +165,10 @@ function check(path: string, answer: Answer, sent: string[] = []): void {
   const body: unknown = JSON.parse(answer.text);
   assert.ok(typeof body === 'object' && body !== null, `${answer.status}: the body is not a JSON object`);
   const fields = body as Record<string, unknown>;
+  // /v1/clients speaks RFC 7591/7592, whose errors are OAuth's (`error`, `error_description`).
   const reason = path.startsWith('/verify')
     ? fields.reason
-    : path.startsWith('/oauth/')
+    : path.startsWith('/oauth/') || path.startsWith('/v1/clients')
       ? fields.error
       : fields.detail;
   assert.ok(

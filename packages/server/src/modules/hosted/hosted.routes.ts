@@ -3,6 +3,7 @@ import { randomToken } from '../../crypto/random.js';
 import { OAuthError, TesseraError } from '../../errors.js';
 import type { KeyStore } from '../../keys/key-store.js';
 import { clientAddress, clientNetwork } from '../../net/client-network.js';
+import { knownErrorOf } from '../../plugins/error-handler.js';
 import type { AuthorizeService, HostedSession, Outcome } from '../authorize/authorize.service.js';
 import { REQUEST_TTL_MS } from '../authorize/authorize.service.js';
 import type { RawParams } from '../authorize/request.js';
@@ -174,12 +175,15 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
     app.addHook('onRequest', deps.ipLimit);
     // Errors of these pages are pages too (never JSON, never a redirect to an untrusted URI).
     app.setErrorHandler((error, request, reply) => {
-      const known = error instanceof OAuthError || (error instanceof TesseraError && error.statusCode < 500);
-      if (!known) request.log.error({ err: error }, 'hosted page failed');
-      const status = known ? (error as { statusCode: number }).statusCode : 500;
-      if (error instanceof TesseraError && error.retryAfter !== undefined)
-        reply.header('retry-after', String(error.retryAfter));
-      return page(reply, status, errorPage(localeOf(request), readable(known ? error : undefined)));
+      // Fastify's own 4xx (a body it cannot parse, a bad content type) and a database that is away
+      // are told as the other families tell them (knownErrorOf); only the unexpected is a 500.
+      const known: OAuthError | TesseraError =
+        error instanceof OAuthError
+          ? error
+          : knownErrorOf(error as Error, request.log, request.server.databaseOutage);
+      if (known instanceof TesseraError && known.retryAfter !== undefined)
+        reply.header('retry-after', String(known.retryAfter));
+      return page(reply, known.statusCode, errorPage(localeOf(request), readable(known)));
     });
 
     app.get('/oauth/assets/hosted.css', { schema: { hide: true } }, async (_request, reply) =>
