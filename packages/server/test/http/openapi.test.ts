@@ -138,7 +138,7 @@ test('what is always present is required; answers validate against the document;
     assert.deepEqual(schemas.User.properties.client_user_id.type, 'string', 'never null');
     assert.ok(schemas.User.required.includes('client_user_id'));
     for (const content of Object.values(doc.paths['/oauth/token'].post.requestBody.content) as Doc[])
-      assert.deepEqual(content.schema.properties.grant_type.enum, ['refresh_token']);
+      assert.deepEqual(content.schema.properties.grant_type.enum, ['refresh_token', 'authorization_code']);
 
     // Answers validated against the document's own schemas (required members, no null where none).
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
