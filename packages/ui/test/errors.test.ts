@@ -57,7 +57,10 @@ describe('each error code of a sign-in step shows its message', { skip: skipBrow
       const entry = ERROR_TABLE[code];
       const expected = en[entry.text].replace('{name}', 'Acme');
       assert.equal(shown, expected);
-      assert.deepEqual(detail, { code, message: expected, detail: 'x' });
+      // The SDK adds the page's origin to an origin refusal's detail (what to add to the project).
+      const sent =
+        code === 'origin_not_allowed' ? `x (this page's origin: ${new URL(page.url()).origin})` : 'x';
+      assert.deepEqual(detail, { code, message: expected, detail: sent });
       assert.equal(shown?.includes(code), false);
       assert.equal(step, entry.go ?? 'identifier');
     });
