@@ -38,6 +38,16 @@ if (files.length === 0) {
 // A test that hangs fails after 10 minutes, naming itself, instead of stalling the whole run (the
 // longest tests take a few minutes on a busy 2-core machine). `--test-timeout=…` overrides it.
 const timeout = flags.some((f) => f.startsWith('--test-timeout')) ? [] : ['--test-timeout=600000'];
+// TAP as before, then the failed tests listed again at the very end (scripts/failures-reporter.mjs):
+// CI shows only the tail of a run of a few thousand lines.
+const reporters = flags.some((f) => f.startsWith('--test-reporter'))
+  ? []
+  : [
+      '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'scripts/failures-reporter.mjs')}`,
+      '--test-reporter-destination=stdout',
+    ];
 const result = spawnSync(
   process.execPath,
   [
@@ -47,6 +57,7 @@ const result = spawnSync(
     '--test',
     '--test-concurrency=2',
     ...timeout,
+    ...reporters,
     ...flags,
     ...files,
   ],
