@@ -190,6 +190,15 @@ export function UserButton(props: UserButtonProps): ReactNode {
     if (open && shadow && account && !shadow.activeElement) panel.current?.querySelector('h2')?.focus();
   }, [open, shadow, account]);
 
+  // What an action said is scrolled into view (the panel scrolls when it is taller than the window);
+  // a PIN that does not match takes the focus back.
+  useLayoutEffect(() => {
+    if (outcome && 'invalid' in outcome)
+      panel.current?.querySelector<HTMLElement>('[aria-invalid=true]')?.focus();
+    const line = panel.current?.querySelector<HTMLElement>('.error:not(:empty), .status:not(:empty)');
+    line?.scrollIntoView?.({ block: 'nearest' });
+  }, [outcome]);
+
   // Inside the window at any width: the panel is moved sideways when its side would leave it (on
   // opening, when the lists change its size, when the window is resized).
   // biome-ignore lint/correctness/useExhaustiveDependencies: `account` changes the panel's size
@@ -275,6 +284,12 @@ export function UserButton(props: UserButtonProps): ReactNode {
       : 'invalid' in outcome
         ? t[outcome.invalid]
         : '';
+  const mismatch = outcome !== null && 'invalid' in outcome;
+  const errorLine = h(
+    'p',
+    { id: `${panelId}-error`, className: 'error', part: 'error', role: 'alert' },
+    errorText,
+  );
   const busyProps = busy ? { 'aria-disabled': true } : {};
   const pin = account?.pin;
   const webauthn = brand.passkeys && typeof PublicKeyCredential !== 'undefined';
@@ -341,7 +356,8 @@ export function UserButton(props: UserButtonProps): ReactNode {
           h('br'),
           t.signedInWith.replace('{method}', t[METHOD[user.authMethod]]),
         ),
-        h('p', { className: 'error', part: 'error', role: 'alert' }, errorText),
+        // The PIN form's failures show in the form, beside its fields; the others at the top.
+        !pinForm && errorLine,
         h(
           'p',
           { className: 'status', part: 'status', role: 'status' },
@@ -440,7 +456,14 @@ export function UserButton(props: UserButtonProps): ReactNode {
               { onSubmit: savePin, noValidate: true, part: 'form' },
               pin?.pinSet && pinField(`${panelId}-current`, 'current', t.currentPin, false),
               pinField(`${panelId}-new`, 'pin', t.newPin, true),
-              pinField(`${panelId}-again`, 'again', t.confirmPin, false),
+              pinField(
+                `${panelId}-again`,
+                'again',
+                t.confirmPin,
+                false,
+                mismatch ? `${panelId}-error` : undefined,
+              ),
+              errorLine,
               h(
                 'div',
                 { className: 'row' },
@@ -477,7 +500,7 @@ export function UserButton(props: UserButtonProps): ReactNode {
 }
 
 /** A PIN field of the PIN form (the first one takes the focus). */
-function pinField(id: string, name: string, label: string, autoFocus: boolean): ReactNode {
+function pinField(id: string, name: string, label: string, autoFocus: boolean, error?: string): ReactNode {
   return h(
     'div',
     { className: 'field', part: 'field' },
@@ -491,6 +514,7 @@ function pinField(id: string, name: string, label: string, autoFocus: boolean): 
       maxLength: 12,
       autoFocus,
       part: 'input pin',
+      ...(error && { 'aria-invalid': true, 'aria-errormessage': error }),
     }),
   );
 }

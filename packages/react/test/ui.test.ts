@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,16 @@ interface ReactApp {
 }
 
 const APP = fileURLToPath(new URL('./fixtures/app.tsx', import.meta.url));
+const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+/** packages/react/README.md's snippet, as an app's entry beside the fixtures (to resolve the workspace). */
+const SNIPPET = fileURLToPath(new URL('./fixtures/.readme-user-button.tsx', import.meta.url));
+
+/** The code of the fence after `<!-- snippet: name -->` in packages/react/README.md. */
+function snippet(name: string): string {
+  const match = new RegExp(`<!-- snippet: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(README);
+  assert.ok(match, `packages/react/README.md has no snippet "${name}"`);
+  return match[1]!;
+}
 const app = (page: Page) => page.evaluate(() => (globalThis as unknown as { reactApp: ReactApp }).reactApp);
 const signIn = (page: Page, selector: string) => page.locator(`tessera-sign-in ${selector}`);
 const trigger = (page: Page) => page.locator('tessera-user-button button.trigger');
@@ -139,13 +149,23 @@ describe('@tessera/react: <SignIn/> and <UserButton/> in an app, in headless Chr
     mkdirSync(REACT_ARTEFACTS, { recursive: true });
     ui = await startUiHarness(
       { TESSERA_RATE_LIMIT_OTP_START: '1000/900', TESSERA_OTP_RESEND_INTERVAL: '0' },
-      { app: APP },
+      { app: APP, readme: SNIPPET },
+    );
+    // Bundled at its first load; only the placeholders change (this test's issuer and API key id).
+    writeFileSync(
+      SNIPPET,
+      snippet('user-button')
+        .replaceAll('https://auth.example.com', ui.server.url)
+        .replaceAll('pk_…', ui.apiKeyId),
     );
     tab = await ui.open('/app', { authenticator: true });
     page = tab.page;
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   });
-  after(() => ui?.close());
+  after(async () => {
+    rmSync(SNIPPET, { force: true });
+    await ui?.close();
+  });
 
   test('signed out: <SignIn/> shows the identifier step, onStep says so, no user button', async () => {
     await waitForStep(page, 'identifier');
@@ -407,6 +427,15 @@ describe('@tessera/react: <SignIn/> and <UserButton/> in an app, in headless Chr
       await account.getByRole('alert').innerText(),
       'The two PINs are not the same. Type the same PIN twice.',
     );
+    assert.equal(await account.getByLabel('Repeat the PIN').getAttribute('aria-invalid'), 'true');
+    assert.equal(
+      await p.evaluate(
+        () =>
+          (document.querySelector('tessera-user-button')!.shadowRoot!.activeElement as HTMLInputElement).name,
+      ),
+      'again',
+      'the PIN to repeat has the focus again',
+    );
     await checkStep(p, 'user-button-pin-form', problems);
     await account.getByLabel('Repeat the PIN').fill('4829');
     await account.getByRole('button', { name: 'Save PIN' }).click();
@@ -468,6 +497,40 @@ describe('@tessera/react: <SignIn/> and <UserButton/> in an app, in headless Chr
     assert.equal(await focused(p, 'tessera-sign-in'), 'button primary device');
     await p.keyboard.press('Enter');
     assert.equal((await signedIn(p, 2)).authMethod, 'TRUSTED DEVICE');
+    await fresh.context.close();
+  });
+
+  test('packages/react/README.md: <UserButton/> in German with a text replaced, themed by its CSS', async () => {
+    // Signed in on this origin by the app (the session is in the browser's storage), then the snippet.
+    const fresh = await ui.open('/app');
+    const p = fresh.page;
+    const who = 'readme@example.com';
+    await waitForStep(p, 'identifier');
+    await signIn(p, '#identifier').fill(who);
+    await signIn(p, 'button[type=submit]').click();
+    await waitForStep(p, 'code');
+    await signIn(p, '#code').fill(ui.server.lastCode(who));
+    await waitForStep(p, 'offers');
+    await signIn(p, 'button.continue').click();
+    await signedIn(p, 1);
+    await p.goto(`${ui.origin}/readme?css=${encodeURIComponent(snippet('user-button-theming'))}`);
+    await trigger(p).click();
+    const account = p.getByRole('dialog', { name: 'Ihr Konto' });
+    await account.getByText('Angemeldet mit einem Einmalcode').waitFor();
+    assert.equal(await account.locator('[part~=sign-out]').textContent(), 'Log out');
+    const colours = await p.evaluate(() => {
+      const root = document.querySelector('tessera-user-button')!.shadowRoot!;
+      return {
+        avatar: getComputedStyle(root.querySelector('[part~=avatar]')!).backgroundColor,
+        border: getComputedStyle(root.querySelector('[part~=trigger]')!).borderTopColor,
+        radius: getComputedStyle(root.querySelector('[part~=panel]')!).borderTopLeftRadius,
+      };
+    });
+    assert.deepEqual(colours, { avatar: 'rgb(122, 31, 92)', border: 'rgb(122, 31, 92)', radius: '4px' });
+    for (const v of await axeViolations(p)) problems.push(`readme: ${v}`);
+    await p.screenshot({ path: join(REACT_ARTEFACTS, 'readme-user-button-de.png'), fullPage: true });
+    await account.locator('[part~=sign-out]').click();
+    await p.waitForURL(`${ui.origin}/`);
     await fresh.context.close();
   });
 
