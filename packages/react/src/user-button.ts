@@ -13,7 +13,6 @@ import {
   useRef,
   useState,
 } from 'react';
-import { createPortal } from 'react-dom';
 import { useSession } from './hooks.js';
 import { useTesseraContext } from './provider.js';
 import type { TesseraUser } from './store.js';
@@ -39,7 +38,8 @@ export interface UserButtonProps {
   style?: CSSProperties;
 }
 
-type Ui = typeof import('@tessera/ui');
+/** What the button loads in the browser: `@tessera/ui` (theme, texts, error messages) and the portal. */
+type Ui = typeof import('@tessera/ui') & { createPortal: typeof import('react-dom').createPortal };
 
 interface Account {
   devices: TrustedDevice[];
@@ -129,11 +129,13 @@ export function UserButton(props: UserButtonProps): ReactNode {
     if (element) setShadow(element.shadowRoot ?? element.attachShadow({ mode: 'open' }));
   }, []);
 
-  // @tessera/ui (its theme, texts and error messages), loaded in the browser as <SignIn/> loads it.
+  // @tessera/ui (its theme, texts and error messages), loaded in the browser as <SignIn/> loads it,
+  // and react-dom's portal into the shadow root (an app without react-dom can use the rest).
   useEffect(() => {
     let live = true;
-    void import('@tessera/ui').then(async (loaded) => {
+    void Promise.all([import('@tessera/ui'), import('react-dom')]).then(async ([module, dom]) => {
       if (!live) return;
+      const loaded: Ui = { ...module, createPortal: dom.createPortal };
       setUi(loaded);
       const branding = await loadBrandingOf(loaded, client);
       if (live)
@@ -496,7 +498,7 @@ export function UserButton(props: UserButtonProps): ReactNode {
         ),
       ),
   );
-  return h('tessera-user-button', hostProps, createPortal(content, shadow));
+  return h('tessera-user-button', hostProps, ui.createPortal(content, shadow));
 }
 
 /** A PIN field of the PIN form (the first one takes the focus). */
