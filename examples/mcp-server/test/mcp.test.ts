@@ -23,7 +23,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { decodeJwt } from 'jose';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import {
   RELAXED_LIMITS,

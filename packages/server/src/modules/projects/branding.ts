@@ -54,8 +54,7 @@ function check(key: (typeof MEMBERS)[number], value: string): string {
     }
   }
   if (key === 'logo_url') return logoUrl(value);
-  if (!COLOR.test(value))
-    throw badRequest(`branding.${key} must be a colour as #rrggbb (e.g. #1d4ed8)`);
+  if (!COLOR.test(value)) throw badRequest(`branding.${key} must be a colour as #rrggbb (e.g. #1d4ed8)`);
   return value.toLowerCase();
 }
 
