@@ -8,6 +8,7 @@ import type { AuthorizeService, HostedSession, Outcome } from '../authorize/auth
 import { REQUEST_TTL_MS } from '../authorize/authorize.service.js';
 import type { RawParams } from '../authorize/request.js';
 import type { ClientsService } from '../clients/clients.service.js';
+import { matchRedirectUri } from '../clients/redirect-uri.js';
 import { acceptedLanguages } from '../otp/delivery/templates/locale.js';
 import type { OtpService } from '../otp/otp.service.js';
 import type { Project } from '../projects/project.js';
@@ -398,7 +399,10 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       return respond(request, reply, outcome, localeOf(request, pending.request.params.ui_locales));
     });
 
-    /** OpenID RP-Initiated Logout 1.0: `id_token_hint`, an exact `post_logout_redirect_uri`, `state`. */
+    /**
+     * OpenID RP-Initiated Logout 1.0: `id_token_hint`, a registered `post_logout_redirect_uri`
+     * (matched as redirect URIs are: exactly, a loopback IP one on any port for native apps), `state`.
+     */
     const logout = async (request: FastifyRequest, reply: FastifyReply) => {
       const params = ((request.method === 'POST' ? request.body : request.query) ?? {}) as Form;
       const locale = localeOf(request, field(params, 'ui_locales') || undefined);
@@ -411,7 +415,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       if (named && named !== client.client_id)
         return page(reply, 400, errorPage(locale, 'client_id is not the ID token’s audience'));
       const target = field(params, 'post_logout_redirect_uri');
-      if (target && !client.post_logout_redirect_uris.includes(target))
+      if (target && !matchRedirectUri(client.post_logout_redirect_uris, target))
         return page(
           reply,
           400,

@@ -423,6 +423,37 @@ eachDialect('authorization code flow with PKCE (issue 31)', (dialect) => {
     });
     assert.equal(info.status, 401);
   });
+
+  test('RP-initiated logout of a native app: a loopback post_logout_redirect_uri matches on any port, nothing else is loosened', async () => {
+    const client = await registerClient(server, {
+      redirect_uris: ['http://127.0.0.1/callback'],
+      post_logout_redirect_uris: ['http://127.0.0.1/signed-out'],
+      token_endpoint_auth_method: 'none',
+      first_party: true,
+    });
+    const logoutTo = async (target: string) => {
+      const browser = new Browser(server.url);
+      const { done, verifier } = await codeFor(client.client_id, browser, uniqueEmail('native-logout'), {
+        redirect_uri: 'http://127.0.0.1:50123/callback',
+      });
+      const tokens = await exchange(client.client_id, redirectParams(done.location).code!, verifier, {
+        redirect_uri: 'http://127.0.0.1:50123/callback',
+      });
+      return browser.go(
+        `/oauth/logout?${new URLSearchParams({ id_token_hint: tokens.body.id_token, post_logout_redirect_uri: target, state: 'n1' })}`,
+      );
+    };
+    const out = await logoutTo('http://127.0.0.1:61234/signed-out');
+    assert.equal(out.status, 303);
+    assert.equal(out.location, 'http://127.0.0.1:61234/signed-out?state=n1');
+    for (const refused of [
+      'http://127.0.0.1:61234/signed-out/',
+      'http://localhost:61234/signed-out',
+      'http://[::1]:61234/signed-out',
+      'http://127.0.0.1:61234/other',
+    ])
+      assert.equal((await logoutTo(refused)).status, 400, refused);
+  });
 });
 
 eachDialect('hosted pages show the project’s branding (issue 31, migration 017)', (dialect) => {
