@@ -9,7 +9,7 @@ import {
   isInternalHost,
   isPublicAddress,
   publicOnlyLookup,
-} from '../../src/modules/webhooks/address-policy.js';
+} from '../../src/net/address-policy.js';
 import { AttemptErrors, postWebhook } from '../../src/modules/webhooks/webhooks.http.js';
 
 /** Addresses no production webhook may reach, one or more per refused range and per written form. */
