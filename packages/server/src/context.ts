@@ -19,6 +19,8 @@ import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
 import { ClientsRepository } from './modules/clients/clients.repository.js';
 import { ClientsService } from './modules/clients/clients.service.js';
+import { DEFAULT_LIMITS, type FetchPolicy } from './modules/clients/metadata-document.js';
+import { MetadataDocuments } from './modules/clients/metadata-documents.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -72,6 +74,11 @@ export interface AppDeps {
    * production). Never in production.
    */
   onRoute?: onRouteHookHandler;
+  /**
+   * Tests: the Client ID Metadata Documents' fetch limits and resolver (a host name that resolves
+   * to loopback, for DNS rebinding). The address policy itself is the configuration's.
+   */
+  clientMetadata?: Partial<Pick<FetchPolicy, 'timeoutMs' | 'maxBytes' | 'lookup'>>;
 }
 
 /** The services and route hooks, built once and shared by the route modules. */
@@ -313,6 +320,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
+  // Client ID Metadata Documents are fetched under the webhooks' address policy.
+  const documents = new MetadataDocuments(
+    {
+      allowHttp: config.env !== 'production',
+      allowPrivate: config.webhooks.allowPrivate,
+      ...DEFAULT_LIMITS,
+      ...deps.clientMetadata,
+    },
+    now,
+  );
   const clients = new ClientsService(
     new ClientsRepository(db.kysely),
     {
@@ -320,6 +337,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         session.ended(await sessions.revokeClientSessions(clientId, reason, now())),
     },
     now,
+    documents,
   );
   const authorizeRepository = new AuthorizeRepository(db.kysely);
   const authorize = new AuthorizeService({

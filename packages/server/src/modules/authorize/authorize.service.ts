@@ -9,6 +9,7 @@ import { newRefreshToken } from '../../tokens/refresh-token.js';
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
 import type { OAuthClient } from '../clients/client.js';
 import type { ClientsService } from '../clients/clients.service.js';
+import { isUrlClientId, MetadataDocumentError } from '../clients/metadata-document.js';
 import type { Project } from '../projects/project.js';
 import type { SessionRepository } from '../session/session.repository.js';
 import type { AuthorizeRepository, PendingRequest } from './authorize.repository.js';
@@ -90,21 +91,26 @@ export class AuthorizeService {
     return this.deps.config.issuer;
   }
 
-  /** GET/POST /oauth/authorize. */
+  /**
+   * GET/POST /oauth/authorize, and /oauth/authorize/{api_key_id} (`scope`: that project, whose
+   * clients alone it serves; a Client ID Metadata Document's client is served there only).
+   */
   async authorize(
     params: RawParams,
     browser: BrowserState,
     hostedCookieOf: (p: Project) => string | undefined,
+    scope?: Project,
   ): Promise<Outcome> {
     const clientId = typeof params.client_id === 'string' ? params.client_id : '';
     let request: AuthorizationRequest;
     let client: OAuthClient;
     try {
-      const target = trustedTarget(params, await this.deps.clients.byClientId(clientId));
+      const target = trustedTarget(params, await this.#client(clientId, scope));
       client = target.client;
       request = checkParams(params, client, target.redirect_uri);
     } catch (error) {
       if (error instanceof UntrustedRequest) return { kind: 'error_page', description: error.message };
+      if (error instanceof MetadataDocumentError) return { kind: 'error_page', description: error.message };
       if (error instanceof RedirectedError)
         return this.#redirectError(error.error, error.message, error.target);
       throw error;
@@ -164,11 +170,24 @@ export class AuthorizeService {
         'invalid_request',
         'the form is stale or was not sent by this page; reload it',
       );
-    const client = await this.deps.clients.byClientId(request.params.client_id);
-    const project = client && (await this.deps.projects.byId(client.project_id));
+    const project = await this.deps.projects.byId(request.project_id);
+    let client: OAuthClient | undefined;
+    try {
+      client = project && (await this.deps.clients.resolve(request.params.client_id, project));
+    } catch (error) {
+      if (!(error instanceof MetadataDocumentError)) throw error;
+      throw new OAuthError(400, 'invalid_request', error.message);
+    }
     if (!client || !project)
       throw new OAuthError(400, 'invalid_request', 'the client of this request no longer exists');
     return { request, client, project };
+  }
+
+  /** The client of an authorization request (an UntrustedRequest when it is not there, or a bad client id). */
+  async #client(clientId: string, scope: Project | undefined): Promise<OAuthClient | undefined> {
+    if (!clientId) return undefined;
+    if (!scope && !isUrlClientId(clientId)) return this.deps.clients.byClientId(clientId);
+    return this.deps.clients.resolve(clientId, scope);
   }
 
   /**

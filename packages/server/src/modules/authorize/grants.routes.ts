@@ -12,14 +12,23 @@ const Grant = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
-const Params = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Params = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 2000 }) });
+
+const hostOf = (clientId: string) => {
+  try {
+    return new URL(clientId).host || clientId;
+  } catch {
+    return clientId;
+  }
+};
 
 /** Ends a user's sessions of one client (its tokens stop working) when the grant is withdrawn. */
 export type EndClientSessions = (clientId: string, userId: string) => Promise<void>;
 
 const toView = (r: Awaited<ReturnType<AuthorizeRepository['listConsents']>>[number]) => ({
   client_id: r.client_id,
-  client_name: r.name,
+  // A metadata document's client is shown by the host of its client id URL, which vouches for it.
+  client_name: r.name ?? hostOf(r.client_id),
   scope: r.scope,
   created_at: new Date(r.created_at).toISOString(),
   updated_at: new Date(r.updated_at).toISOString(),
@@ -81,7 +90,7 @@ export function grantsRoutes({
 const UserParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) });
 const UserGrantParams = Type.Object({
   user_id: Type.String({ minLength: 1, maxLength: 100 }),
-  client_id: Type.String({ minLength: 1, maxLength: 100 }),
+  client_id: Type.String({ minLength: 1, maxLength: 2000 }),
 });
 
 /** The integrator's view of a user's grants (HTTP Basic, the integrator family): list and withdraw. */

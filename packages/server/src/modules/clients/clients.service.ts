@@ -5,6 +5,8 @@ import type { Project } from '../projects/project.js';
 import { type ClientInformation, clientInformation, type OAuthClient } from './client.js';
 import { type ClientMetadata, type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
 import type { ClientsRepository } from './clients.repository.js';
+import { isUrlClientId, MetadataDocumentError } from './metadata-document.js';
+import type { MetadataDocuments } from './metadata-documents.js';
 
 /** Clients a project's integrator may register. */
 export const MAX_CLIENTS_PER_PROJECT = 100;
@@ -49,6 +51,8 @@ export class ClientsService {
     private readonly repository: ClientsRepository,
     private readonly sessions: ClientSessions,
     private readonly now: () => number = Date.now,
+    /** Client ID Metadata Documents, for the projects that accept them. */
+    private readonly documents?: MetadataDocuments,
   ) {}
 
   async register(project: Project, input: ClientMetadataInput): Promise<ClientInformation> {
@@ -164,6 +168,43 @@ export class ClientsService {
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(clientId, { client, until: now + 5_000 });
     return client;
+  }
+
+  /**
+   * The client a request names, at `project`'s own endpoints when `project` is given: a registered
+   * client (`tc_…`, of that project), or — when the project accepts Client ID Metadata Documents —
+   * the client a document URL describes (public, third-party; fetched and cached by
+   * MetadataDocuments). Undefined when there is no such client; a MetadataDocumentError says why a
+   * URL cannot be used.
+   */
+  async resolve(clientId: string, project?: Project): Promise<OAuthClient | undefined> {
+    if (!isUrlClientId(clientId)) {
+      const client = await this.byClientId(clientId);
+      return client && (!project || client.project_id === project.id) ? client : undefined;
+    }
+    if (!project)
+      throw new MetadataDocumentError(
+        "client_id: a client id that is a URL (a Client ID Metadata Document) is accepted at the project's own endpoints, named by its authorization server metadata ({issuer}/.well-known/oauth-authorization-server/projects/{api_key_id})",
+      );
+    if (project.oauth_cimd !== 1 || !this.documents)
+      throw new MetadataDocumentError(
+        'client_id: this project does not accept Client ID Metadata Documents (the project setting client_id_metadata_documents is off)',
+      );
+    const metadata = await this.documents.get(clientId);
+    const now = this.now();
+    return {
+      id: `cimd:${clientId}`,
+      project_id: project.id,
+      client_id: clientId,
+      secret_hash: null,
+      ...metadata,
+      token_endpoint_auth_method: 'none',
+      first_party: false,
+      dynamic: false,
+      last_used_at: null,
+      created_at: now,
+      updated_at: now,
+    };
   }
 
   /** Housekeeping: deletes dynamically registered clients unused for DYNAMIC_CLIENT_IDLE_MS. */
