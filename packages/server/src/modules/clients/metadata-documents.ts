@@ -32,7 +32,7 @@ export function cacheLifetime(cacheControl: string | undefined): number {
     .map((d) => d.trim());
   if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return MIN_CACHE_MS;
   const age = directives
-    .map((d) => /^(?:s-)?max-age\s*=\s*"?(\d{1,10})"?$/.exec(d)?.[1])
+    .map((d) => /^(?:s-maxage|max-age)\s*=\s*"?(\d{1,10})"?$/.exec(d)?.[1])
     .find((v) => v !== undefined);
   if (age === undefined) return DEFAULT_CACHE_MS;
   return Math.min(MAX_CACHE_MS, Math.max(MIN_CACHE_MS, Number(age) * 1000));
