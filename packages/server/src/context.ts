@@ -338,6 +338,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     },
     now,
     documents,
+    audit,
   );
   const authorizeRepository = new AuthorizeRepository(db.kysely);
   const authorize = new AuthorizeService({
@@ -354,6 +355,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     },
     ended: (ids) => session.ended(ids),
     csrfKey: masterKey.derive('oauth-csrf'),
+    audit,
     now,
   });
   return {

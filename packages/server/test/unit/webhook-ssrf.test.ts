@@ -3,6 +3,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { AttemptErrors, postWebhook } from '../../src/modules/webhooks/webhooks.http.js';
 import {
   embeddedIPv4,
   ipv6Bytes,
@@ -10,7 +11,6 @@ import {
   isPublicAddress,
   publicOnlyLookup,
 } from '../../src/net/address-policy.js';
-import { AttemptErrors, postWebhook } from '../../src/modules/webhooks/webhooks.http.js';
 
 /** Addresses no production webhook may reach, one or more per refused range and per written form. */
 const INTERNAL = [

@@ -7,6 +7,7 @@ import type { Session, User } from '../../db/schema.js';
 import { OAuthError } from '../../errors.js';
 import { newRefreshToken } from '../../tokens/refresh-token.js';
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
+import type { AuditEvent } from '../audit/events.js';
 import type { OAuthClient } from '../clients/client.js';
 import type { ClientsService } from '../clients/clients.service.js';
 import { isUrlClientId, MetadataDocumentError } from '../clients/metadata-document.js';
@@ -71,6 +72,8 @@ export interface AuthorizeDeps {
   ended(sessionIds: readonly string[]): void;
   /** Key of the CSRF tokens of the hosted pages' forms. */
   csrfKey: Buffer;
+  /** Where consents given and withdrawn are recorded. */
+  audit?: { record(event: AuditEvent): Promise<void> };
   now: () => number;
 }
 
@@ -250,6 +253,12 @@ export class AuthorizeService {
       request.params.scopes,
       this.deps.now(),
     );
+    await this.deps.audit?.record({
+      projectId: project.id,
+      userId: hosted.user_id,
+      type: 'consent.granted',
+      data: { client_id: client.client_id, scope: request.params.scopes.join(' ') },
+    });
     return this.#finish(pending, hosted);
   }
 
@@ -280,11 +289,25 @@ export class AuthorizeService {
     };
   }
 
-  /** A withdrawn grant: the client's sessions of the user end (their tokens stop working). */
-  async endClientSessions(clientId: string, userId: string): Promise<void> {
+  /**
+   * A withdrawn grant (its consent row deleted): the client's sessions of the user end (their
+   * tokens stop working), and the withdrawal is recorded.
+   */
+  async grantWithdrawn(
+    projectId: string,
+    clientId: string,
+    userId: string,
+    by: 'user' | 'integrator',
+  ): Promise<void> {
     this.deps.ended(
       await this.deps.sessions.revokeClientSessions(clientId, 'grant_revoked', this.deps.now(), userId),
     );
+    await this.deps.audit?.record({
+      projectId,
+      userId,
+      type: 'consent.revoked',
+      data: { client_id: clientId, by },
+    });
   }
 
   /** Ends a hosted session and its Tessera session (sign-out on the hosted pages). */

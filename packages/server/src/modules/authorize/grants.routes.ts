@@ -22,8 +22,16 @@ const hostOf = (clientId: string) => {
   }
 };
 
-/** Ends a user's sessions of one client (its tokens stop working) when the grant is withdrawn. */
-export type EndClientSessions = (clientId: string, userId: string) => Promise<void>;
+/**
+ * After a grant's consent row is deleted: ends the user's sessions of the client (its tokens stop
+ * working) and records who withdrew it.
+ */
+export type GrantWithdrawn = (
+  projectId: string,
+  clientId: string,
+  userId: string,
+  by: 'user' | 'integrator',
+) => Promise<void>;
 
 const toView = (r: Awaited<ReturnType<AuthorizeRepository['listConsents']>>[number]) => ({
   client_id: r.client_id,
@@ -37,11 +45,11 @@ const toView = (r: Awaited<ReturnType<AuthorizeRepository['listConsents']>>[numb
 /** The signed-in user's grants to third-party OAuth clients: listed and revocable (issue 31). */
 export function grantsRoutes({
   repository,
-  endClientSessions,
+  grantWithdrawn,
   hooks,
 }: {
   repository: AuthorizeRepository;
-  endClientSessions: EndClientSessions;
+  grantWithdrawn: GrantWithdrawn;
   hooks: AppHooks;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -80,7 +88,7 @@ export function grantsRoutes({
         const { project, user } = request.auth;
         if (!(await repository.deleteConsent(project.id, user.id, request.params.client_id)))
           throw notFound('you have not allowed this client');
-        await endClientSessions(request.params.client_id, user.id);
+        await grantWithdrawn(project.id, request.params.client_id, user.id, 'user');
         return reply.code(204).send();
       },
     );
@@ -97,11 +105,11 @@ const UserGrantParams = Type.Object({
 export function userGrantsRoutes({
   repository,
   users,
-  endClientSessions,
+  grantWithdrawn,
 }: {
   repository: AuthorizeRepository;
   users: { findById(id: string): Promise<{ project_id: string } | undefined> };
-  endClientSessions: EndClientSessions;
+  grantWithdrawn: GrantWithdrawn;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ownUser = async (projectId: string, userId: string) => {
@@ -143,7 +151,7 @@ export function userGrantsRoutes({
         await ownUser(request.project.id, user_id);
         if (!(await repository.deleteConsent(request.project.id, user_id, client_id)))
           throw notFound('the user has not allowed this client');
-        await endClientSessions(client_id, user_id);
+        await grantWithdrawn(request.project.id, client_id, user_id, 'integrator');
         return reply.code(204).send();
       },
     );
