@@ -130,6 +130,11 @@ export interface AppContext {
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
+    /**
+     * The userinfo endpoint's Bearer check: also tokens bound to the issuer or to the endpoint
+     * itself (RFC 8707), and calls from the origins of the token's OAuth client.
+     */
+    userinfoBearer: preHandlerAsyncHookHandler;
     integrator: preHandlerAsyncHookHandler;
     ipLimit(scope: string): onRequestAsyncHookHandler;
   };
@@ -398,6 +403,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     hooks: {
       project: requireProject(projects, originRefusals),
       bearer: requireBearer(verify, projects, users, originRefusals),
+      userinfoBearer: requireBearer(verify, projects, users, originRefusals, {
+        resources: [config.issuer, `${config.issuer}/oauth/userinfo`],
+        clientOrigins: async (clientId, project) => {
+          const client = await clients.resolve(clientId, project).catch(() => undefined);
+          return (client?.redirect_uris ?? []).flatMap((uri) => {
+            const origin = URL.canParse(uri) ? new URL(uri).origin : 'null';
+            return origin === 'null' ? [] : [origin];
+          });
+        },
+      }),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },

@@ -50,7 +50,7 @@ export function oauthFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
           authorize: ctx.authorize,
           hooks: {
             ipLimit: ctx.hooks.ipLimit,
-            bearer: ctx.hooks.bearer,
+            bearer: ctx.hooks.userinfoBearer,
             client: requireClient(ctx.projects, 'public', ctx.originRefusals, ctx.clients),
           },
         }),
