@@ -405,7 +405,9 @@ export class AuthorizeService {
       if (code.issued_session_id) await this.deps.revoke([code.issued_session_id], 'code_replayed');
       throw invalidGrant('the code has been used already; the tokens issued from it are revoked');
     }
-    if (code.client_id !== client.client_id) throw invalidGrant('the code was issued to another client');
+    // A metadata document's client id is the same URL at every project: the project counts too.
+    if (code.client_id !== client.client_id || code.project_id !== client.project_id)
+      throw invalidGrant('the code was issued to another client');
     if (code.expires_at <= now) throw invalidGrant('the code has expired');
     if (body.redirect_uri !== code.redirect_uri)
       throw invalidGrant('redirect_uri is not the one of the authorization request');

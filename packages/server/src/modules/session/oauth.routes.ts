@@ -65,6 +65,7 @@ const ENDPOINTS = (path: string, operationId: string) =>
 export interface OAuthRoutesDeps {
   session: SessionService;
   authorize: AuthorizeService;
+  /** `bearer`: the userinfo endpoint's Bearer check (AppContext.hooks.userinfoBearer). */
   hooks: Pick<AppHooks, 'ipLimit' | 'bearer'> & {
     /** Authenticates a public client (`client_id`, `API_KEY_ID` or Basic) into `request.client`. */
     client: preHandlerAsyncHookHandler;

@@ -265,6 +265,42 @@ eachDialect('Client ID Metadata Documents (a client id that is an https URL)', (
     assert.equal(after.body.error, 'invalid_grant');
   });
 
+  test('a code is bound to its project: the same URL client at another project cannot spend it', async () => {
+    const other = await server.ctx.projects.create({ name: 'other' });
+    await server.ctx.projects.update(other.api_key_id, { clientIdMetadataDocuments: true });
+    const clientId = host.serve('/client.json', { first_party: true }, { 'cache-control': 'max-age=600' });
+    const browser = new Browser(server.url);
+    const { verifier, challenge } = pkce();
+    const start = await browser.go(
+      authorizeAt(server, {
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    const signedIn = await signInOnHostedPages(server, browser, start.location!, 'cimd2@example.com');
+    const consent = await browser.go(signedIn.location!);
+    const allowed = await browser.go('/oauth/consent', {
+      form: { ...formFields(consent.text, '/oauth/consent'), decision: 'allow' },
+    });
+    const { code } = redirectParams(allowed.location);
+    const elsewhere = await server.request('POST', `/oauth/token/${other.api_key_id}`, {
+      raw: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code: code!,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(elsewhere.status, 400, elsewhere.text);
+    assert.equal(elsewhere.body.error, 'invalid_grant');
+  });
+
   test('a redirect_uri not in the document gets the error page, never a redirect', async () => {
     const clientId = host.serve('/narrow.json');
     const text = await refusedPage(server, clientId, 'http://127.0.0.1/elsewhere');
