@@ -5,7 +5,7 @@
 // userinfo, refresh, logout (openid-client); loopback redirect, refresh, revocation (oauth4webapi).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,61 +17,11 @@ import {
   type TestServer,
 } from '../../packages/server/test/helpers/harness.js';
 import { registerClient } from '../../packages/server/test/helpers/oidc.js';
-import { ARTEFACTS, bundleHostedAssets, launchChromium, ROOT, skipBrowser } from './browser.js';
+import { bundleHostedAssets, launchChromium, ROOT, signInOnHostedPage, skipBrowser } from './browser.js';
+import { oidcSnippets, substitute } from './snippets.js';
 
 const PYTHON = '/usr/bin/python3';
 const authlib = spawnSync(PYTHON, ['-c', 'import authlib, requests']).status === 0;
-
-/** docs/OIDC.md's marked snippets, by name. */
-function snippets(): Map<string, string> {
-  const text = readFileSync(join(ROOT, 'docs/OIDC.md'), 'utf8');
-  const out = new Map<string, string>();
-  for (const match of text.matchAll(/<!-- snippet: ([\w-]+) -->\n```\w+\n([\s\S]*?)\n```\n/g))
-    out.set(match[1]!, match[2]!);
-  return out;
-}
-
-const substitute = (
-  code: string,
-  v: { issuer: string; clientId: string; secret?: string; port?: number },
-) => {
-  let out = code.replaceAll('https://auth.example.com', v.issuer).replaceAll("'tc_…'", `'${v.clientId}'`);
-  if (v.secret) out = out.replaceAll("'tcs_…'", `'${v.secret}'`);
-  if (v.port) out = out.replaceAll('3000', String(v.port));
-  return out;
-};
-
-/**
- * Signs in on the hosted page the browser is on, through <tessera-sign-in> (packages/ui, rendered
- * by the page): identifier, the code from the outbox, then past the element's offers (trust this
- * device, PIN, passkey) until the page hands over and leaves for `done`.
- */
-async function signInOnHostedPage(page: Page, server: TestServer, email: string, shot: string, done: RegExp) {
-  await page.waitForURL(/\/oauth\/sign-in\?/);
-  const element = page.locator('tessera-sign-in');
-  await element.getByLabel('E-mail or phone number').fill(email);
-  await page.screenshot({ path: join(ARTEFACTS, `${shot}-identifier.png`) });
-  await element.getByRole('button', { name: 'Send code' }).click();
-  await element.getByLabel('Code').waitFor();
-  await element.getByLabel('Code').fill(server.lastCode(email));
-  await page.screenshot({ path: join(ARTEFACTS, `${shot}-code.png`) });
-  // The element submits a whole code by itself; the button is for a code typed slowly.
-  await element
-    .getByRole('button', { name: 'Sign in', exact: true })
-    .click({ timeout: 1000 })
-    .catch(() => {});
-  for (let i = 0; i < 10 && !done.test(page.url()); i++) {
-    const skip = element.getByRole('button', { name: /^(Not now|Continue)$/ }).first();
-    const left = await Promise.race([
-      page.waitForURL(done, { timeout: 15_000 }).then(() => true),
-      skip.waitFor({ timeout: 15_000 }).then(() => false),
-    ]).catch(() => false);
-    if (left) break;
-    if (i === 0) await page.screenshot({ path: join(ARTEFACTS, `${shot}-offers.png`) });
-    await skip.click().catch(() => {});
-  }
-  await page.waitForURL(done);
-}
 
 describe('standard OpenID Connect clients against Tessera (issue 31)', {
   skip: skipBrowser,
@@ -80,7 +30,7 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
   let browser: Browser;
   let work: string;
   const children: ChildProcess[] = [];
-  const code = snippets();
+  const code = oidcSnippets();
 
   before(async () => {
     bundleHostedAssets();
@@ -159,7 +109,7 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
     const page = await browser.newPage();
     await page.goto(`${app}/login`);
     const email = 'openid-client@example.com';
-    await signInOnHostedPage(page, server, email, 'openid-client', /\/callback\?/);
+    await signInOnHostedPage(page, (to) => server.lastCode(to), email, 'openid-client', /\/callback\?/);
     assert.deepEqual(await result(page), { signedIn: email, amr: ['otp'] });
     await page.goto(`${app}/refresh`);
     assert.equal((await result(page)).refreshed, server.config.accessTokenTtl);
@@ -206,7 +156,7 @@ describe('standard OpenID Connect clients against Tessera (issue 31)', {
     const url = await Promise.race([opened, failed]);
     const page = await browser.newPage();
     await page.goto(url);
-    await signInOnHostedPage(page, server, email, name, /127\.0\.0\.1:\d+\/callback\?/);
+    await signInOnHostedPage(page, (to) => server.lastCode(to), email, name, /127\.0\.0\.1:\d+\/callback\?/);
     const answer = JSON.parse(await Promise.race([done, failed]));
     assert.equal(await proc.exited, 0, proc.errors());
     await page.close();

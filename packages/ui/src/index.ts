@@ -6,10 +6,12 @@
  */
 import { TesseraSignIn } from './element.js';
 
-export { type Branding, NO_BRANDING, toIdentifier } from './branding.js';
+export { type Branding, brandingStyle, loadBranding, NO_BRANDING, toIdentifier } from './branding.js';
 export { type ErrorDetail, type SignedInDetail, type Step, TesseraSignIn } from './element.js';
-export { ERROR_TABLE, type ErrorEntry } from './errors.js';
-export { LOCALES, type Messages, pickLocale } from './messages/index.js';
+export { ERROR_TABLE, type ErrorEntry, type Failure, failureText, toFailure } from './errors.js';
+export { format, LOCALES, type Messages, pickLocale } from './messages/index.js';
+// The shared theme, for the other Tessera components (`@tessera/react`'s <UserButton/>).
+export { THEME } from './styles.js';
 
 /**
  * Defines `<tessera-sign-in>` (under another name if given); does nothing where it is defined

@@ -1,6 +1,6 @@
 import type { Messages } from './en.js';
 
-/** German texts of `<tessera-sign-in>`. */
+/** German texts of `<tessera-sign-in>` and `@tessera/react`'s `<UserButton/>`. */
 export const de: Messages = {
   signIn: 'Anmelden',
   signInTo: 'Bei {name} anmelden',
@@ -50,6 +50,30 @@ export const de: Messages = {
   doneTitle: 'Sie sind angemeldet',
   doneText: 'Sie können mit {name} fortfahren.',
   loading: 'Wird geladen…',
+  account: 'Ihr Konto',
+  accountOf: 'Konto von {id}',
+  signedInWith: 'Angemeldet mit {method}',
+  methodOtp: 'einem Einmalcode',
+  methodDevice: 'einem vertrauenswürdigen Gerät',
+  methodPin: 'einer PIN',
+  methodPasskey: 'einem Passkey',
+  devices: 'Vertrauenswürdige Geräte',
+  noDevices: 'Noch kein vertrauenswürdiges Gerät.',
+  thisDevice: 'dieses Gerät',
+  remove: 'Entfernen',
+  removeDevice: '{name} entfernen',
+  deviceRemoved: 'Das Gerät ist entfernt.',
+  passkeys: 'Passkeys',
+  noPasskeys: 'Noch kein Passkey.',
+  addedOn: 'Hinzugefügt am {date}',
+  removePasskey: 'Passkey {name} entfernen',
+  passkeyRemoved: 'Der Passkey ist entfernt.',
+  pinSet: 'Eine PIN ist festgelegt.',
+  pinNone: 'Noch keine PIN.',
+  changePin: 'PIN ändern',
+  currentPin: 'Aktuelle PIN (in den ersten 10 Minuten nach der Anmeldung nicht nötig)',
+  cancel: 'Abbrechen',
+  signOut: 'Abmelden',
   errNotSetUp:
     'Dieses Anmeldeformular ist falsch eingerichtet. Bitte informieren Sie den Support der Website.',
   errOrigin:

@@ -1,6 +1,7 @@
 /**
- * English texts of `<tessera-sign-in>`: the reference every other language follows. Placeholders
- * in braces (`{name}`, `{s}`, `{n}`, `{to}`) are filled in when shown.
+ * English texts of `<tessera-sign-in>` and of `@tessera/react`'s `<UserButton/>`: the reference
+ * every other language follows. Placeholders in braces (`{name}`, `{s}`, `{n}`, `{to}`, `{id}`,
+ * `{method}`, `{date}`) are filled in when shown.
  */
 export const en = {
   signIn: 'Sign in',
@@ -51,6 +52,31 @@ export const en = {
   doneTitle: 'You are signed in',
   doneText: 'You can continue to {name}.',
   loading: 'Loading…',
+  // <UserButton/> of @tessera/react: the signed-in user's account.
+  account: 'Your account',
+  accountOf: 'Account of {id}',
+  signedInWith: 'Signed in with {method}',
+  methodOtp: 'a one-time code',
+  methodDevice: 'a trusted device',
+  methodPin: 'a PIN',
+  methodPasskey: 'a passkey',
+  devices: 'Trusted devices',
+  noDevices: 'No trusted device yet.',
+  thisDevice: 'this device',
+  remove: 'Remove',
+  removeDevice: 'Remove {name}',
+  deviceRemoved: 'The device is removed.',
+  passkeys: 'Passkeys',
+  noPasskeys: 'No passkey yet.',
+  addedOn: 'Added {date}',
+  removePasskey: 'Remove the passkey {name}',
+  passkeyRemoved: 'The passkey is removed.',
+  pinSet: 'A PIN is set.',
+  pinNone: 'No PIN yet.',
+  changePin: 'Change PIN',
+  currentPin: 'Current PIN (not needed in the first 10 minutes after signing in)',
+  cancel: 'Cancel',
+  signOut: 'Sign out',
   // Errors: what happened and what to do next.
   errNotSetUp: 'This sign-in form is not set up correctly. Please tell the site’s support team.',
   errOrigin: 'This site may not sign you in to {name}. Please tell the site’s support team.',

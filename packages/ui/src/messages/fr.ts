@@ -1,6 +1,6 @@
 import type { Messages } from './en.js';
 
-/** French texts of `<tessera-sign-in>`. */
+/** French texts of `<tessera-sign-in>` and `@tessera/react`'s `<UserButton/>`. */
 export const fr: Messages = {
   signIn: 'Connexion',
   signInTo: 'Connexion à {name}',
@@ -50,6 +50,30 @@ export const fr: Messages = {
   doneTitle: 'Vous êtes connecté',
   doneText: 'Vous pouvez continuer vers {name}.',
   loading: 'Chargement…',
+  account: 'Votre compte',
+  accountOf: 'Compte de {id}',
+  signedInWith: 'Connecté avec {method}',
+  methodOtp: 'un code à usage unique',
+  methodDevice: 'un appareil de confiance',
+  methodPin: 'un code PIN',
+  methodPasskey: 'une clé d’accès',
+  devices: 'Appareils de confiance',
+  noDevices: 'Aucun appareil de confiance pour l’instant.',
+  thisDevice: 'cet appareil',
+  remove: 'Retirer',
+  removeDevice: 'Retirer {name}',
+  deviceRemoved: 'L’appareil est retiré.',
+  passkeys: 'Clés d’accès',
+  noPasskeys: 'Aucune clé d’accès pour l’instant.',
+  addedOn: 'Ajoutée le {date}',
+  removePasskey: 'Retirer la clé d’accès {name}',
+  passkeyRemoved: 'La clé d’accès est retirée.',
+  pinSet: 'Un code PIN est défini.',
+  pinNone: 'Pas encore de code PIN.',
+  changePin: 'Changer le code PIN',
+  currentPin: 'Code PIN actuel (inutile dans les 10 minutes qui suivent la connexion)',
+  cancel: 'Annuler',
+  signOut: 'Se déconnecter',
   errNotSetUp: 'Ce formulaire de connexion est mal configuré. Prévenez l’assistance du site.',
   errOrigin: 'Ce site ne peut pas vous connecter à {name}. Prévenez l’assistance du site.',
   errIdentifier: 'Saisissez une adresse e-mail valide, ou un numéro de téléphone avec son indicatif.',

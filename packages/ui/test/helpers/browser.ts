@@ -4,17 +4,21 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../server/test/helpers/harness.js';
 
+export { CHROMIUM } from '../../../server/test/helpers/chromium.js';
+
 /** Debian's chromium (never a download); TESSERA_CHROMIUM names another binary. */
-export const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 /** Why the browser suites skip, or false. */
 export const skipBrowser: string | false = existsSync(CHROMIUM) || required ? false : `${CHROMIUM} not found`;
 if (skipBrowser) console.log(`# browser tests skipped: ${skipBrowser} (apt-get install -y chromium)`);
 
 export const ARTEFACTS = join(process.cwd(), 'test-artifacts', 'ui');
+/** The screenshots of the React components' tests (`packages/react/test`). */
+export const REACT_ARTEFACTS = join(process.cwd(), 'test-artifacts', 'react');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Bundles a test page's script from TypeScript, as an app's bundler would. */
@@ -46,9 +50,10 @@ function pageHtml(url: URL, apiKeyId: string, issuer: string, script: string): s
     .join(' ');
   const dir = url.searchParams.get('dir') === 'rtl' ? ' dir="rtl"' : '';
   const lang = quote(url.searchParams.get('lang') ?? 'en');
-  const body = url.searchParams.get('react')
-    ? `<div id="root" data-issuer="${quote(issuer)}" data-api-key-id="${quote(apiKeyId)}"></div>`
-    : `<tessera-sign-in ${list}></tessera-sign-in>`;
+  const body =
+    script !== 'page.js'
+      ? `<div id="root" data-issuer="${quote(issuer)}" data-api-key-id="${quote(apiKeyId)}"></div>`
+      : `<tessera-sign-in ${list}></tessera-sign-in>`;
   return `<!doctype html><html lang="${lang}"${dir}><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark">
 <title>Example app: sign in</title><link rel="icon" href="data:,">
@@ -81,9 +86,14 @@ export interface OpenPage {
 
 /**
  * Starts Tessera (SQLite, development outbox) with a project for the page's origin, a small
- * server of the test pages (`/`, `/react`, `/page.js`, `/react.js`) on localhost, and Chromium.
+ * server of the test pages (`/` and `/page.js`, and the `apps`: `/name` and `/name.js`) on localhost,
+ * and Chromium.
  */
-export async function startUiHarness(env: Record<string, string> = {}): Promise<UiHarness> {
+export async function startUiHarness(
+  env: Record<string, string> = {},
+  /** More pages: `/name` runs this React entry (`.tsx`), bundled as `/name.js`, in `#root`. */
+  apps: Record<string, string> = {},
+): Promise<UiHarness> {
   mkdirSync(ARTEFACTS, { recursive: true });
   const server = await startServer('sqlite', { env: { TESSERA_RATE_LIMIT_IP: '100000/60', ...env } });
   const port = await freePort();
@@ -97,10 +107,8 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
   const apiKeyId = (await server.ctx.projects.findByName('Acme'))!.api_key_id;
   const scripts: Record<string, Promise<string>> = {};
   const script = (name: string) => {
-    const entry = fileURLToPath(
-      new URL(`../fixtures/${name}.${name === 'react' ? 'tsx' : 'ts'}`, import.meta.url),
-    );
-    scripts[name] ??= bundle(entry, name === 'react');
+    const entry = apps[name] ?? fileURLToPath(new URL(`../fixtures/${name}.ts`, import.meta.url));
+    scripts[name] ??= bundle(entry, name in apps);
     return scripts[name];
   };
   const pages: Server = createServer((request, response) => {
@@ -109,7 +117,8 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
       response.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
       response.end(body);
     };
-    if (url.pathname === '/page.js' || url.pathname === '/react.js') {
+    const app = url.pathname.slice(1).replace(/\.js$/, '');
+    if (url.pathname === '/page.js' || (url.pathname.endsWith('.js') && app in apps)) {
       script(url.pathname.slice(1, -3)).then(
         (body) => send('text/javascript', body),
         (error: Error) => {
@@ -120,24 +129,11 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
     else if (url.pathname === '/logo.svg') send('image/svg+xml', LOGO);
     else if (url.pathname === '/')
       send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, 'page.js'));
-    else if (url.pathname === '/react') {
-      url.searchParams.set('react', '1');
-      send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, 'react.js'));
-    } else response.writeHead(404).end();
+    else if (app in apps) send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, `${app}.js`));
+    else response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => pages.listen(port, '127.0.0.1', resolve));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   return {
     server,
     origin,
@@ -207,7 +203,7 @@ export async function waitForStep(page: Page, step: string, selector = 'tessera-
 export async function settled(page: Page): Promise<void> {
   await page.evaluate(() =>
     Promise.all(
-      Array.from(document.querySelectorAll('tessera-sign-in')).flatMap((e) =>
+      Array.from(document.querySelectorAll('tessera-sign-in, tessera-user-button')).flatMap((e) =>
         (e.shadowRoot?.getAnimations() ?? []).map((a: Animation) => a.finished.catch(() => {})),
       ),
     ),
