@@ -262,6 +262,12 @@ eachDialect('Client ID Metadata Documents (a client id that is an https URL)', (
     });
     assert.equal(after.status, 400, after.text);
     assert.equal(after.body.error, 'invalid_grant');
+    // RP-initiated logout knows the client by its ID token (aud: the URL) and the session's project.
+    const logout = await browser.go(
+      `/oauth/logout?${new URLSearchParams({ id_token_hint: tokens.body.id_token, client_id: clientId })}`,
+    );
+    assert.equal(logout.status, 200, logout.text);
+    assert.match(logout.text, /signed out/);
   });
 
   test('a code is bound to its project: the same URL client at another project cannot spend it', async () => {
