@@ -9,6 +9,11 @@ export const VerifyReasons = {
   notYetValid: 'JWT token is not yet valid',
   notAccessToken: 'JWT token is not an access token',
   wrongAudience: 'JWT token was issued for another API key',
+  /**
+   * The token is bound to a resource (RFC 8707: its `aud` is a resource server's URL) other than
+   * the `resource` the caller named, or the caller named none: such a token is for that resource alone.
+   */
+  wrongResource: 'JWT token was issued for another resource',
   wrongIssuer: 'JWT token was issued by another issuer',
   unknownKey: 'JWT token was signed by an unknown key',
   unknownProject: 'JWT token was issued for an unknown project',

@@ -19,6 +19,8 @@ import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
 import { ClientsRepository } from './modules/clients/clients.repository.js';
 import { ClientsService } from './modules/clients/clients.service.js';
+import { DEFAULT_LIMITS, type FetchPolicy } from './modules/clients/metadata-document.js';
+import { MetadataDocuments } from './modules/clients/metadata-documents.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -72,6 +74,11 @@ export interface AppDeps {
    * production). Never in production.
    */
   onRoute?: onRouteHookHandler;
+  /**
+   * Tests: the Client ID Metadata Documents' fetch limits and resolver (a host name that resolves
+   * to loopback, for DNS rebinding). The address policy itself is the configuration's.
+   */
+  clientMetadata?: Partial<Pick<FetchPolicy, 'timeoutMs' | 'maxBytes' | 'lookup'>>;
 }
 
 /** The services and route hooks, built once and shared by the route modules. */
@@ -123,6 +130,11 @@ export interface AppContext {
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
+    /**
+     * The userinfo endpoint's Bearer check: also tokens bound to the issuer or to the endpoint
+     * itself (RFC 8707), and calls from the origins of the token's OAuth client.
+     */
+    userinfoBearer: preHandlerAsyncHookHandler;
     integrator: preHandlerAsyncHookHandler;
     ipLimit(scope: string): onRequestAsyncHookHandler;
   };
@@ -313,6 +325,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'guess budget not given back after a sign-in'),
   );
   metrics.countOtpSends(otp);
+  // Client ID Metadata Documents are fetched under the webhooks' address policy.
+  const documents = new MetadataDocuments(
+    {
+      allowHttp: config.env !== 'production',
+      allowPrivate: config.webhooks.allowPrivate,
+      ...DEFAULT_LIMITS,
+      ...deps.clientMetadata,
+    },
+    now,
+  );
   const clients = new ClientsService(
     new ClientsRepository(db.kysely),
     {
@@ -320,6 +342,8 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
         session.ended(await sessions.revokeClientSessions(clientId, reason, now())),
     },
     now,
+    documents,
+    audit,
   );
   const authorizeRepository = new AuthorizeRepository(db.kysely);
   const authorize = new AuthorizeService({
@@ -336,6 +360,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     },
     ended: (ids) => session.ended(ids),
     csrfKey: masterKey.derive('oauth-csrf'),
+    audit,
     now,
   });
   return {
@@ -378,6 +403,16 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     hooks: {
       project: requireProject(projects, originRefusals),
       bearer: requireBearer(verify, projects, users, originRefusals),
+      userinfoBearer: requireBearer(verify, projects, users, originRefusals, {
+        resources: [config.issuer, `${config.issuer}/oauth/userinfo`],
+        clientOrigins: async (clientId, project) => {
+          const client = await clients.resolve(clientId, project).catch(() => undefined);
+          return (client?.redirect_uris ?? []).flatMap((uri) => {
+            const origin = URL.canParse(uri) ? new URL(uri).origin : 'null';
+            return origin === 'null' ? [] : [origin];
+          });
+        },
+      }),
       integrator: requireIntegrator(projects),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },

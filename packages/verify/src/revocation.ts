@@ -10,12 +10,15 @@ const REASON_CODES: Readonly<Record<string, TesseraVerifyError['code']>> = {
   'JWT token has been revoked': 'token_revoked',
   'JWT token has expired': 'token_expired',
   'JWT token was issued for another API key': 'wrong_audience',
+  'JWT token was issued for another resource': 'wrong_audience',
   'JWT token was issued by another issuer': 'wrong_issuer',
 };
 
 export interface OnlineCheckOptions {
   verifyUri: URL;
   apiKeyId: string;
+  /** A resource server's identifier (RFC 8707): sent as `resource`, so tokens bound to it verify. */
+  resource?: string | undefined;
   fetch: typeof globalThis.fetch;
   timeout: number;
   now: () => number;
@@ -67,7 +70,10 @@ async function ask(options: OnlineCheckOptions, token: string): Promise<VerifyAn
     response = await options.fetch(options.verifyUri.href, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', API_KEY_ID: options.apiKeyId },
-      body: JSON.stringify({ oauth_token: { access_token: token } }),
+      body: JSON.stringify({
+        oauth_token: { access_token: token },
+        ...(options.resource !== undefined ? { resource: options.resource } : {}),
+      }),
       redirect: 'manual',
       signal: AbortSignal.timeout(options.timeout),
     });

@@ -141,6 +141,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       ? createOnlineCheck({
           verifyUri: config.verifyUri,
           apiKeyId: config.apiKeyId,
+          resource: config.resource,
           fetch: config.fetch,
           timeout: config.timeout,
           now: config.now,

@@ -48,6 +48,25 @@ describe("revocation: 'online'", () => {
     assert.deepEqual(call!.body, { oauth_token: { access_token: token } });
   });
 
+  it('a resource server sends its resource, so that tokens bound to it verify (RFC 8707)', async () => {
+    const resource = 'https://mcp.example.com/mcp';
+    const token = await mintAccessToken(key, idp.issuer, {
+      claims: { aud: resource, api_key_id: API_KEY_ID },
+    });
+    assert.equal((await make({ resource }).verify(token)).aud, resource);
+    const [call] = idp.verifyCalls;
+    assert.equal(call!.headers['api_key_id'], API_KEY_ID);
+    assert.deepEqual(call!.body, { oauth_token: { access_token: token }, resource });
+    const refusing = make({
+      resource,
+      fetch: async (input, init) =>
+        String(input).endsWith('/verify')
+          ? Response.json({ success: false, reason: 'JWT token was issued for another resource' })
+          : fetch(input, init),
+    });
+    await assertRejects(refusing.verify(token), 'wrong_audience');
+  });
+
   it('refuses a token of a revoked session (success: false) with token_revoked', async () => {
     idp.revokedSessions.add('ses_71ab');
     const token = await mintAccessToken(key, idp.issuer);

@@ -109,8 +109,18 @@ function answerVerify(state: FakeIssuer, req: IncomingMessage, text: string) {
     };
   }
   const claims = decodeJwt(token);
-  if (req.headers['api_key_id'] !== undefined && claims.aud !== req.headers['api_key_id']) {
-    return { status: 200, answer: { success: false, reason: 'JWT token was issued for another API key' } };
+  const wrong = (reason: string) => ({ status: 200, answer: { success: false, reason } });
+  // A token bound to a resource (RFC 8707) verifies only for a caller naming that resource.
+  const resource = (body as { resource?: unknown }).resource;
+  const bound = typeof claims['api_key_id'] === 'string' ? claims.aud : undefined;
+  if (resource !== undefined) {
+    if (bound !== resource) return wrong('JWT token was issued for another resource');
+    if (req.headers['api_key_id'] !== undefined && claims['api_key_id'] !== req.headers['api_key_id'])
+      return wrong('JWT token was issued for another API key');
+  } else {
+    if (req.headers['api_key_id'] !== undefined && claims.aud !== req.headers['api_key_id'])
+      return wrong('JWT token was issued for another API key');
+    if (bound !== undefined) return wrong('JWT token was issued for another resource');
   }
   if (state.revokedSessions.has(String(claims['sid']))) {
     return { status: 200, answer: { success: false, reason: 'JWT token has been revoked' } };

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Config } from '../config/index.js';
 import { OAuthError } from '../errors.js';
 import type { Runtime } from '../main.js';
 import type { ClientInformation } from '../modules/clients/client.js';
@@ -10,15 +11,29 @@ import { ProjectsService } from '../modules/projects/projects.service.js';
 import { SessionRepository } from '../modules/session/session.repository.js';
 import { repeatable, UsageError } from './args.js';
 import { resolve } from './projects.js';
-import { withRuntime } from './runtime.js';
+import { auditLog, withRuntime } from './runtime.js';
 
-/** The clients service of a CLI run; a deleted client's sessions are revoked in the database. */
-function services(runtime: Runtime) {
+/**
+ * The clients service of a CLI run; a deleted client's sessions are revoked in the database. Its
+ * audit events are recorded (and queued for webhooks) before the run ends (`settled`).
+ */
+function services(runtime: Runtime, config: Readonly<Config>) {
   const sessions = new SessionRepository(runtime.db);
-  const clients = new ClientsService(new ClientsRepository(runtime.db.kysely), {
-    revokeClientSessions: (clientId, reason) => sessions.revokeClientSessions(clientId, reason, Date.now()),
-  });
-  return { clients, projects: new ProjectsService(new ProjectsRepository(runtime.db)) };
+  const audit = auditLog(runtime, config);
+  const clients = new ClientsService(
+    new ClientsRepository(runtime.db.kysely),
+    {
+      revokeClientSessions: (clientId, reason) => sessions.revokeClientSessions(clientId, reason, Date.now()),
+    },
+    Date.now,
+    undefined,
+    audit.log,
+  );
+  return {
+    clients,
+    projects: new ProjectsService(new ProjectsRepository(runtime.db)),
+    settled: audit.settled,
+  };
 }
 
 /** A refusal of the service (a field named) is a usage error: exit status 2. */
@@ -85,8 +100,8 @@ export function clientCommands(program: Command): void {
     .action(async (ref: string, opts: CreateOptions) => {
       if (opts.public && opts.authMethod)
         throw new UsageError('--public and --auth-method exclude each other');
-      await withRuntime(async (runtime) => {
-        const { clients: service, projects } = services(runtime);
+      await withRuntime(async (runtime, config) => {
+        const { clients: service, projects, settled } = services(runtime, config);
         const project = await resolve(projects, ref);
         const metadata: ClientMetadataInput = {
           client_name: opts.name,
@@ -97,7 +112,8 @@ export function clientCommands(program: Command): void {
           logo_uri: opts.logoUri,
           first_party: opts.firstParty === true,
         };
-        const created = await refusalsAsUsage(() => service.register(project, metadata));
+        const created = await refusalsAsUsage(() => service.register(project, metadata, 'cli'));
+        await settled();
         console.log(opts.json ? JSON.stringify(created) : describe(created));
       });
     });
@@ -107,8 +123,8 @@ export function clientCommands(program: Command): void {
     .description("list a project's OAuth clients")
     .option('--json', 'print JSON')
     .action(async (ref: string, opts: { json?: boolean }) => {
-      await withRuntime(async (runtime) => {
-        const { clients: service, projects } = services(runtime);
+      await withRuntime(async (runtime, config) => {
+        const { clients: service, projects } = services(runtime, config);
         const list = await service.list(await resolve(projects, ref));
         if (opts.json) console.log(JSON.stringify({ clients: list }));
         else
@@ -125,8 +141,8 @@ export function clientCommands(program: Command): void {
     .description('show an OAuth client')
     .option('--json', 'print JSON')
     .action(async (ref: string, clientId: string, opts: { json?: boolean }) => {
-      await withRuntime(async (runtime) => {
-        const { clients: service, projects } = services(runtime);
+      await withRuntime(async (runtime, config) => {
+        const { clients: service, projects } = services(runtime, config);
         const client = await refusalsAsUsage(async () => service.get(await resolve(projects, ref), clientId));
         console.log(opts.json ? JSON.stringify(client) : describe(client));
       });
@@ -136,10 +152,26 @@ export function clientCommands(program: Command): void {
     .command('delete <project> <client_id>')
     .description('delete an OAuth client: its consents go and its sessions end')
     .action(async (ref: string, clientId: string) => {
-      await withRuntime(async (runtime) => {
-        const { clients: service, projects } = services(runtime);
-        await refusalsAsUsage(async () => service.delete(await resolve(projects, ref), clientId));
+      await withRuntime(async (runtime, config) => {
+        const { clients: service, projects, settled } = services(runtime, config);
+        await refusalsAsUsage(async () => service.delete(await resolve(projects, ref), clientId, 'cli'));
+        await settled();
         console.log(`client ${clientId} deleted`);
+      });
+    });
+
+  clients
+    .command('rotate-secret <project> <client_id>')
+    .description("replace a confidential client's secret (shown once); the old one stops working at once")
+    .option('--json', 'print the RFC 7591 client information (with client_secret) as JSON')
+    .action(async (ref: string, clientId: string, opts: { json?: boolean }) => {
+      await withRuntime(async (runtime, config) => {
+        const { clients: service, projects, settled } = services(runtime, config);
+        const rotated = await refusalsAsUsage(async () =>
+          service.rotateSecret(await resolve(projects, ref), clientId, 'cli'),
+        );
+        await settled();
+        console.log(opts.json ? JSON.stringify(rotated) : describe(rotated));
       });
     });
 }

@@ -41,6 +41,7 @@ function describe(project: Project): string {
     `  numeric auth_time:   ${yesNo(view.numeric_auth_time)}`,
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
     `  open registration:   ${yesNo(view.open_registration)}`,
+    `  metadata documents:  ${yesNo(view.client_id_metadata_documents)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
     `  message templates:   ${templatesSummary(project)}`,
@@ -188,6 +189,11 @@ export function projectCommands(program: Command): void {
     .option('--clear-branding', 'remove the sign-in UI’s branding')
     .option('--open-registration', 'let anyone register an OAuth client (RFC 7591 dynamic registration)')
     .option('--no-open-registration', 'close dynamic client registration (the default)')
+    .option(
+      '--client-id-metadata-documents',
+      'accept clients named by the https URL of their metadata document (the MCP way)',
+    )
+    .option('--no-client-id-metadata-documents', 'refuse client ids that are URLs (the default)')
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -205,6 +211,7 @@ export function projectCommands(program: Command): void {
           primaryColorDark?: string;
           clearBranding?: boolean;
           openRegistration?: boolean;
+          clientIdMetadataDocuments?: boolean;
         },
       ) => {
         const brandingGiven = {
@@ -243,6 +250,7 @@ export function projectCommands(program: Command): void {
             messageTemplates,
             branding,
             openRegistration: opts.openRegistration,
+            clientIdMetadataDocuments: opts.clientIdMetadataDocuments,
           });
           console.log(
             opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,

@@ -49,7 +49,7 @@ export function appFacingFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     await scope.register(
       grantsRoutes({
         repository: ctx.authorizeRepository,
-        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
+        grantWithdrawn: (...args) => ctx.authorize.grantWithdrawn(...args),
         hooks,
       }),
     );

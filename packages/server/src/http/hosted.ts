@@ -20,6 +20,10 @@ export function hostedFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         otp: ctx.otp,
         verify: ctx.verify,
         keys: ctx.keys,
+        projectOfSession: async (sessionId) => {
+          const session = await ctx.sessions.findById(sessionId);
+          return session ? ctx.projects.byId(session.project_id) : undefined;
+        },
         revokeClientSession: async (sessionId, clientId) => {
           const session = await ctx.sessions.findById(sessionId);
           if (session?.client_id === clientId) await ctx.session.end(session, 'signed_out', 'user');

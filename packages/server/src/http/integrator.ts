@@ -34,7 +34,7 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       userGrantsRoutes({
         repository: ctx.authorizeRepository,
         users: ctx.users,
-        endClientSessions: (clientId, userId) => ctx.authorize.endClientSessions(clientId, userId),
+        grantWithdrawn: (...args) => ctx.authorize.grantWithdrawn(...args),
       }),
     );
     await scope.register(webhooksRoutes({ webhooks: ctx.webhooks }));

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorCodes } from '@tessera/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { TesseraError } from '../errors.js';
+import { OAuthError, TesseraError } from '../errors.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { operatorRoutes } from '../modules/operator/operator.routes.js';
 import { requireOperatorToken } from '../modules/operator/operator-token.js';
@@ -38,12 +38,22 @@ export function operatorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     scope.addHook('onRequest', requireOperatorToken(token));
     await notFoundUnder(scope, ['/v1/operator'], problemNotFound);
     await scope.register(operatorRoutes({ projects: ctx.projects, audit: ctx.audit }));
-    await scope.register(
-      clientsRoutes({
-        clients: ctx.clients,
-        base: '/v1/operator/projects/:api_key_id/clients',
-        project: (request) => ctx.projects.get((request.params as { api_key_id: string }).api_key_id),
-      }),
-    );
+    await scope.register(async (clients) => {
+      // The clients service refuses in RFC 7591's terms (OAuthError, naming the field): told here
+      // as problem documents with that description, not a bare "the request is not valid".
+      clients.setErrorHandler((error: FastifyError | OAuthError, request, reply) => {
+        if (!(error instanceof OAuthError)) return problemErrorHandler(error, request, reply);
+        const code = error.statusCode === 404 ? ErrorCodes.notFound : ErrorCodes.invalidRequest;
+        const known = new TesseraError(error.statusCode, code, error.message);
+        return problemErrorHandler(known as unknown as FastifyError, request, reply);
+      });
+      await clients.register(
+        clientsRoutes({
+          clients: ctx.clients,
+          base: '/v1/operator/projects/:api_key_id/clients',
+          project: (request) => ctx.projects.get((request.params as { api_key_id: string }).api_key_id),
+        }),
+      );
+    });
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { OAuthError, TesseraError } from '../errors.js';
 import type { OAuthClient } from '../modules/clients/client.js';
 import { type ClientsService, isClientId } from '../modules/clients/clients.service.js';
+import { isUrlClientId, MetadataDocumentError } from '../modules/clients/metadata-document.js';
 import { originAllowed, type Project } from '../modules/projects/project.js';
 import { type ProjectsService, parseBasic } from '../modules/projects/projects.service.js';
 import type { OriginRefusals } from './origin-refusal.js';
@@ -93,13 +94,21 @@ async function registeredClient(
   const basic = parseBasic(request.headers.authorization);
   const body = (request.body ?? {}) as { client_id?: unknown; client_secret?: unknown };
   const named = typeof body.client_id === 'string' ? body.client_id : undefined;
+  const postSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+  if (named !== undefined && isUrlClientId(named))
+    return metadataDocumentClient(
+      clients,
+      projects,
+      request,
+      named,
+      basic !== undefined || postSecret !== undefined,
+    );
   const id = basic?.id ?? named;
   if (!id || !isClientId(id)) return undefined;
   if (basic && named !== undefined && named !== basic.id)
     throw invalidClient('client_id and the Basic credentials name different clients');
   const client = await clients.byClientId(id);
   if (!client) throw invalidClient('unknown client_id');
-  const postSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
   switch (client.token_endpoint_auth_method) {
     case 'none':
       if (basic || postSecret !== undefined)
@@ -116,6 +125,15 @@ async function registeredClient(
   }
   const project = await projects.byId(client.project_id);
   if (!project) throw invalidClient('unknown client_id');
+  const scoped = scopedApiKeyId(request);
+  if (scoped !== undefined && scoped !== project.api_key_id)
+    throw invalidClient("this client is not one of the project's whose endpoint this is");
+  checkClientOrigin(request, project, client);
+  return { project, client };
+}
+
+/** A browser's Origin must be one of the project's, or of the client's redirect URIs. */
+function checkClientOrigin(request: FastifyRequest, project: Project, client: OAuthClient): void {
   const origin = request.headers.origin;
   if (
     origin &&
@@ -123,6 +141,43 @@ async function registeredClient(
     !client.redirect_uris.some((uri) => originOf(uri) === origin)
   )
     throw new OAuthError(403, 'invalid_client', "the request's Origin is not one of this client's origins");
+}
+
+/** The project of an endpoint of its own (`/oauth/token/{api_key_id}`), if this is one. */
+const scopedApiKeyId = (request: FastifyRequest): string | undefined =>
+  (request.params as { api_key_id?: string } | undefined)?.api_key_id;
+
+/**
+ * Step 0 for a client id that is a URL (a Client ID Metadata Document): only at the endpoints of
+ * a project that accepts them, a public client (no secret), its document fetched or cached.
+ */
+async function metadataDocumentClient(
+  clients: ClientsService,
+  projects: ProjectsService,
+  request: FastifyRequest,
+  clientId: string,
+  withSecret: boolean,
+): Promise<{ project: Project; client: OAuthClient }> {
+  if (withSecret)
+    throw invalidClient(
+      'a client named by its metadata document is public: it authenticates with PKCE alone, not a secret',
+    );
+  const apiKeyId = scopedApiKeyId(request);
+  if (apiKeyId === undefined)
+    throw invalidClient(
+      "a client id that is a URL (a Client ID Metadata Document) is accepted at the project's own endpoints, named by its authorization server metadata",
+    );
+  const project = await projects.byApiKeyId(apiKeyId);
+  if (!project) throw invalidClient('no project has this API key id');
+  let client: OAuthClient | undefined;
+  try {
+    client = await clients.resolve(clientId, project);
+  } catch (error) {
+    if (error instanceof MetadataDocumentError) throw invalidClient(error.message);
+    throw error;
+  }
+  if (!client) throw invalidClient('unknown client_id');
+  checkClientOrigin(request, project, client);
   return { project, client };
 }
 
@@ -169,5 +224,8 @@ export function requireClient(
       return;
     }
     request.client = await authenticateClient(projects, request, kind, refusals);
+    const scoped = scopedApiKeyId(request);
+    if (scoped !== undefined && scoped !== request.client.api_key_id)
+      throw invalidClient("this client is not the project's whose endpoint this is");
   };
 }

@@ -29,6 +29,14 @@ const HEADERS = 'API_KEY_ID, Api-Key-Id, Content-Type, Authorization';
 export const ANY_ORIGIN: CorsPolicy = { origin: '*', methods: 'GET, POST, OPTIONS', maxAge: 86400 };
 
 /**
+ * The OAuth endpoints browsers call (token, revocation, userinfo, registration), from SPAs and
+ * browser-based MCP clients of any origin: CORS without credentials (`*`, never
+ * Allow-Credentials), so no cookie ever counts. Whether the request's client may call from its
+ * Origin is the route's decision (its project's origins, or the origins of its redirect URIs).
+ */
+export const OAUTH_CLIENTS: CorsPolicy = { origin: '*', methods: 'GET, POST, OPTIONS', maxAge: 600 };
+
+/**
  * Endpoints apps call from browsers. A preflight carries no API key: it is answered for every
  * origin. A request from an origin no project allows is refused here by `refuse` (readable by the
  * page, so the SDK reports `origin_not_allowed`); one from an origin some project allows is then

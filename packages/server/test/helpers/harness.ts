@@ -10,7 +10,7 @@ import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
-import type { AppContext } from '../../src/context.js';
+import type { AppContext, AppDeps } from '../../src/context.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { connect, type Db, migrate } from '../../src/db/connect.js';
 import { KeyStore } from '../../src/keys/key-store.js';
@@ -145,6 +145,8 @@ export interface StartOptions {
   logStream?: { write(line: string): void };
   /** An `onRoute` hook added before any route (to wrap a route's handler). */
   onRoute?: onRouteHookHandler;
+  /** Client ID Metadata Documents: fetch limits and resolver (AppDeps.clientMetadata). */
+  clientMetadata?: AppDeps['clientMetadata'];
 }
 
 export interface TestServer {
@@ -211,6 +213,7 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     checkResponses: true,
     ...(options.now ? { now: options.now } : {}),
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+    ...(options.clientMetadata ? { clientMetadata: options.clientMetadata } : {}),
   });
   await app.listen({ host: '127.0.0.1', port });
   // Project names are unique: a second server on the same storage names its project after its port.

@@ -135,3 +135,37 @@ export const exchangeCode = (
     code_verifier: verifier,
     ...extra,
   });
+
+/**
+ * The whole flow for a first-party public client: authorize (with `resource` if given), sign in on
+ * the hosted pages (or reuse the browser's session), exchange the code. Returns the token answer.
+ */
+export async function codeFlowTokens(
+  server: TestServer,
+  browser: Browser,
+  options: { clientId: string; redirectUri: string; email: string; scope?: string; resource?: string },
+) {
+  const { verifier, challenge } = pkce();
+  const start = await browser.go(
+    authorizeUrl({
+      response_type: 'code',
+      client_id: options.clientId,
+      redirect_uri: options.redirectUri,
+      scope: options.scope ?? 'openid email',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...(options.resource ? { resource: options.resource } : {}),
+    }),
+  );
+  assert.equal(start.status, 303, start.text);
+  const done = start.location?.startsWith('/oauth/sign-in')
+    ? await signInOnHostedPages(server, browser, start.location, options.email)
+    : start;
+  const { code } = redirectParams(done.location);
+  assert.ok(code, `no code in ${done.location}`);
+  const tokens = await exchangeCode(server, options.clientId, options.redirectUri, code, verifier, {
+    ...(options.resource ? { resource: options.resource } : {}),
+  });
+  assert.equal(tokens.status, 200, tokens.text);
+  return tokens.body as { access_token: string; id_token?: string; refresh_token?: string };
+}

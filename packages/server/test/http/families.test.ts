@@ -199,7 +199,7 @@ eachDialect('Route families', (dialect) => {
     }
   });
 
-  test('preflights answer per family: any origin for /verify and discovery, apps and OAuth (whose requests are then checked), none elsewhere', async () => {
+  test('preflights answer per family: any origin for /verify, discovery and OAuth, apps (whose requests are then checked), none elsewhere', async () => {
     const server = await startServer(dialect);
     try {
       const preflight = (path: string, origin: string) =>
@@ -210,6 +210,23 @@ eachDialect('Route families', (dialect) => {
         assert.equal(answer.headers.get('access-control-allow-origin'), '*');
         assert.equal(answer.headers.get('access-control-max-age'), '86400');
       }
+      // OAuth endpoints browsers call (SPAs, browser-based MCP clients of any origin): no
+      // credentials; the route checks the request's client against its origins.
+      for (const path of [
+        '/oauth/token',
+        '/oauth/token/pk_x',
+        '/oauth/revoke',
+        '/oauth/revoke/pk_x',
+        '/oauth/userinfo',
+        '/oauth/register/pk_x',
+      ]) {
+        const answer = await preflight(path, 'https://anywhere.example');
+        assert.equal(answer.status, 204, path);
+        assert.equal(answer.headers.get('access-control-allow-origin'), '*', path);
+        assert.equal(answer.headers.get('access-control-allow-credentials'), null, path);
+        assert.equal(answer.headers.get('access-control-max-age'), '600');
+        assert.equal(answer.headers.get('access-control-allow-methods'), 'GET, POST, OPTIONS');
+      }
       for (const path of [
         '/v1/auth/pin/start',
         '/v1/devices',
@@ -217,9 +234,6 @@ eachDialect('Route families', (dialect) => {
         '/v1/pin',
         '/v1/biometrics',
         '/v1/biometrics/register/start',
-        '/oauth/token',
-        '/oauth/revoke',
-        '/oauth/userinfo',
       ]) {
         const answer = await preflight(path, 'http://app.test');
         assert.equal(answer.status, 204, path);
@@ -237,6 +251,10 @@ eachDialect('Route families', (dialect) => {
       }
       for (const path of [
         '/oauth/introspect',
+        // The integrator API (HTTP Basic with the API key secret) is server to server: no CORS.
+        '/v1/clients',
+        '/v1/clients/tc_x',
+        '/v1/project/client-registration',
         '/v1/users',
         '/v1/audit',
         '/v1/webhooks',
@@ -256,7 +274,7 @@ eachDialect('Route families', (dialect) => {
         error: 'invalid_request',
         error_description: 'no route OPTIONS /oauth/token',
       });
-      assert.equal(oauth.headers.get('access-control-allow-origin'), 'http://app.test');
+      assert.equal(oauth.headers.get('access-control-allow-origin'), '*');
     } finally {
       await server.close();
     }

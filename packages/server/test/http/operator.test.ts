@@ -129,6 +129,7 @@ eachDialect('operator API', (dialect) => {
       assert.deepEqual(Object.keys(view).sort(), [
         'api_key_id',
         'branding',
+        'client_id_metadata_documents',
         'created_at',
         'device_requires_pin',
         'message_templates',

@@ -63,6 +63,13 @@ test('every event type is listed once, in the order the webhook API names them',
     'user.deleted',
     'key.rotated',
     'project.secret_rotated',
+    'client.created',
+    'client.registered',
+    'client.updated',
+    'client.secret_rotated',
+    'client.deleted',
+    'consent.granted',
+    'consent.revoked',
   ]);
   assert.ok(isAuditEventType('refresh'));
   assert.ok(!isAuditEventType('toString'), 'inherited names are no event types');

@@ -3,14 +3,14 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { AttemptErrors, postWebhook } from '../../src/modules/webhooks/webhooks.http.js';
 import {
   embeddedIPv4,
   ipv6Bytes,
   isInternalHost,
   isPublicAddress,
   publicOnlyLookup,
-} from '../../src/modules/webhooks/address-policy.js';
-import { AttemptErrors, postWebhook } from '../../src/modules/webhooks/webhooks.http.js';
+} from '../../src/net/address-policy.js';
 
 /** Addresses no production webhook may reach, one or more per refused range and per written form. */
 const INTERNAL = [

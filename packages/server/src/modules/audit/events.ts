@@ -3,6 +3,9 @@ import type { AuthMethod } from '@tessera/core';
 /** How a user signed in (the bundle's `auth_method`). */
 export type SignInMethod = AuthMethod;
 
+/** Who changed an OAuth client: the integrator API, the operator API or the command line. */
+export type ClientActor = 'integrator' | 'operator' | 'cli';
+
 /** An event that carries no data (stored and sent as `{}`). */
 type NoData = Record<string, never>;
 
@@ -53,6 +56,20 @@ export interface AuditEvents {
   /** A signing-key rotation, recorded for every project. */
   'key.rotated': { kid: string; by: 'cli' | 'automatic' };
   'project.secret_rotated': { by: 'cli' | 'operator' };
+  /** An OAuth client registered by the integrator, an operator or the CLI (issue 31). */
+  'client.created': { client_id: string; by: ClientActor };
+  /** A client registered itself at the project's open registration endpoint (RFC 7591 DCR). */
+  'client.registered': { client_id: string; token_endpoint_auth_method: string };
+  /** A client's metadata replaced (RFC 7592). */
+  'client.updated': { client_id: string; by: ClientActor };
+  /** A confidential client's secret replaced: the old one stops working at once. */
+  'client.secret_rotated': { client_id: string; by: ClientActor };
+  /** A client deleted (its consents gone, its sessions ended); `expired`: unused, by housekeeping. */
+  'client.deleted': { client_id: string; by: ClientActor | 'expired' };
+  /** The user allowed a third-party client on the consent screen (`scope`: space-separated). */
+  'consent.granted': { client_id: string; scope: string };
+  /** A grant withdrawn, by the user (`/v1/me/grants`) or the integrator; the client's sessions of the user end. */
+  'consent.revoked': { client_id: string; by: 'user' | 'integrator' };
 }
 
 export type AuditEventType = keyof AuditEvents;
@@ -84,6 +101,13 @@ const TYPES: Record<AuditEventType, true> = {
   'user.deleted': true,
   'key.rotated': true,
   'project.secret_rotated': true,
+  'client.created': true,
+  'client.registered': true,
+  'client.updated': true,
+  'client.secret_rotated': true,
+  'client.deleted': true,
+  'consent.granted': true,
+  'consent.revoked': true,
 };
 export const AUDIT_EVENT_TYPES = Object.keys(TYPES) as readonly AuditEventType[];
 

@@ -156,10 +156,11 @@ export class AuthorizeRepository {
       .execute();
   }
 
+  /** A user's grants; a Client ID Metadata Document's client has no row (its `name` is null). */
   async listConsents(projectId: string, userId: string) {
     const rows = await this.db
       .selectFrom('oauth_consents as g')
-      .innerJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
+      .leftJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
       .select(['g.client_id', 'c.name', 'c.logo_uri', 'g.scope', 'g.created_at', 'g.updated_at'])
       .where('g.project_id', '=', projectId)
       .where('g.user_id', '=', userId)

@@ -7,8 +7,10 @@ import type { Session, User } from '../../db/schema.js';
 import { OAuthError } from '../../errors.js';
 import { newRefreshToken } from '../../tokens/refresh-token.js';
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
+import type { AuditEvent } from '../audit/events.js';
 import type { OAuthClient } from '../clients/client.js';
 import type { ClientsService } from '../clients/clients.service.js';
+import { isUrlClientId, MetadataDocumentError } from '../clients/metadata-document.js';
 import type { Project } from '../projects/project.js';
 import type { SessionRepository } from '../session/session.repository.js';
 import type { AuthorizeRepository, PendingRequest } from './authorize.repository.js';
@@ -70,6 +72,8 @@ export interface AuthorizeDeps {
   ended(sessionIds: readonly string[]): void;
   /** Key of the CSRF tokens of the hosted pages' forms. */
   csrfKey: Buffer;
+  /** Where consents given and withdrawn are recorded. */
+  audit?: { record(event: AuditEvent): Promise<void> };
   now: () => number;
 }
 
@@ -90,21 +94,26 @@ export class AuthorizeService {
     return this.deps.config.issuer;
   }
 
-  /** GET/POST /oauth/authorize. */
+  /**
+   * GET/POST /oauth/authorize, and /oauth/authorize/{api_key_id} (`scope`: that project, whose
+   * clients alone it serves; a Client ID Metadata Document's client is served there only).
+   */
   async authorize(
     params: RawParams,
     browser: BrowserState,
     hostedCookieOf: (p: Project) => string | undefined,
+    scope?: Project,
   ): Promise<Outcome> {
     const clientId = typeof params.client_id === 'string' ? params.client_id : '';
     let request: AuthorizationRequest;
     let client: OAuthClient;
     try {
-      const target = trustedTarget(params, await this.deps.clients.byClientId(clientId));
+      const target = trustedTarget(params, await this.#client(clientId, scope));
       client = target.client;
       request = checkParams(params, client, target.redirect_uri);
     } catch (error) {
       if (error instanceof UntrustedRequest) return { kind: 'error_page', description: error.message };
+      if (error instanceof MetadataDocumentError) return { kind: 'error_page', description: error.message };
       if (error instanceof RedirectedError)
         return this.#redirectError(error.error, error.message, error.target);
       throw error;
@@ -164,11 +173,24 @@ export class AuthorizeService {
         'invalid_request',
         'the form is stale or was not sent by this page; reload it',
       );
-    const client = await this.deps.clients.byClientId(request.params.client_id);
-    const project = client && (await this.deps.projects.byId(client.project_id));
+    const project = await this.deps.projects.byId(request.project_id);
+    let client: OAuthClient | undefined;
+    try {
+      client = project && (await this.deps.clients.resolve(request.params.client_id, project));
+    } catch (error) {
+      if (!(error instanceof MetadataDocumentError)) throw error;
+      throw new OAuthError(400, 'invalid_request', error.message);
+    }
     if (!client || !project)
       throw new OAuthError(400, 'invalid_request', 'the client of this request no longer exists');
     return { request, client, project };
+  }
+
+  /** The client of an authorization request (an UntrustedRequest when it is not there, or a bad client id). */
+  async #client(clientId: string, scope: Project | undefined): Promise<OAuthClient | undefined> {
+    if (!clientId) return undefined;
+    if (!scope && !isUrlClientId(clientId)) return this.deps.clients.byClientId(clientId);
+    return this.deps.clients.resolve(clientId, scope);
   }
 
   /**
@@ -231,6 +253,12 @@ export class AuthorizeService {
       request.params.scopes,
       this.deps.now(),
     );
+    await this.deps.audit?.record({
+      projectId: project.id,
+      userId: hosted.user_id,
+      type: 'consent.granted',
+      data: { client_id: client.client_id, scope: request.params.scopes.join(' ') },
+    });
     return this.#finish(pending, hosted);
   }
 
@@ -261,11 +289,25 @@ export class AuthorizeService {
     };
   }
 
-  /** A withdrawn grant: the client's sessions of the user end (their tokens stop working). */
-  async endClientSessions(clientId: string, userId: string): Promise<void> {
+  /**
+   * A withdrawn grant (its consent row deleted): the client's sessions of the user end (their
+   * tokens stop working), and the withdrawal is recorded.
+   */
+  async grantWithdrawn(
+    projectId: string,
+    clientId: string,
+    userId: string,
+    by: 'user' | 'integrator',
+  ): Promise<void> {
     this.deps.ended(
       await this.deps.sessions.revokeClientSessions(clientId, 'grant_revoked', this.deps.now(), userId),
     );
+    await this.deps.audit?.record({
+      projectId,
+      userId,
+      type: 'consent.revoked',
+      data: { client_id: clientId, by },
+    });
   }
 
   /** Ends a hosted session and its Tessera session (sign-out on the hosted pages). */
@@ -363,7 +405,9 @@ export class AuthorizeService {
       if (code.issued_session_id) await this.deps.revoke([code.issued_session_id], 'code_replayed');
       throw invalidGrant('the code has been used already; the tokens issued from it are revoked');
     }
-    if (code.client_id !== client.client_id) throw invalidGrant('the code was issued to another client');
+    // A metadata document's client id is the same URL at every project: the project counts too.
+    if (code.client_id !== client.client_id || code.project_id !== client.project_id)
+      throw invalidGrant('the code was issued to another client');
     if (code.expires_at <= now) throw invalidGrant('the code has expired');
     if (body.redirect_uri !== code.redirect_uri)
       throw invalidGrant('redirect_uri is not the one of the authorization request');

@@ -12,14 +12,31 @@ const Grant = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
-const Params = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Params = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 2000 }) });
 
-/** Ends a user's sessions of one client (its tokens stop working) when the grant is withdrawn. */
-export type EndClientSessions = (clientId: string, userId: string) => Promise<void>;
+const hostOf = (clientId: string) => {
+  try {
+    return new URL(clientId).host || clientId;
+  } catch {
+    return clientId;
+  }
+};
+
+/**
+ * After a grant's consent row is deleted: ends the user's sessions of the client (its tokens stop
+ * working) and records who withdrew it.
+ */
+export type GrantWithdrawn = (
+  projectId: string,
+  clientId: string,
+  userId: string,
+  by: 'user' | 'integrator',
+) => Promise<void>;
 
 const toView = (r: Awaited<ReturnType<AuthorizeRepository['listConsents']>>[number]) => ({
   client_id: r.client_id,
-  client_name: r.name,
+  // A metadata document's client is shown by the host of its client id URL, which vouches for it.
+  client_name: r.name ?? hostOf(r.client_id),
   scope: r.scope,
   created_at: new Date(r.created_at).toISOString(),
   updated_at: new Date(r.updated_at).toISOString(),
@@ -28,11 +45,11 @@ const toView = (r: Awaited<ReturnType<AuthorizeRepository['listConsents']>>[numb
 /** The signed-in user's grants to third-party OAuth clients: listed and revocable (issue 31). */
 export function grantsRoutes({
   repository,
-  endClientSessions,
+  grantWithdrawn,
   hooks,
 }: {
   repository: AuthorizeRepository;
-  endClientSessions: EndClientSessions;
+  grantWithdrawn: GrantWithdrawn;
   hooks: AppHooks;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -71,7 +88,7 @@ export function grantsRoutes({
         const { project, user } = request.auth;
         if (!(await repository.deleteConsent(project.id, user.id, request.params.client_id)))
           throw notFound('you have not allowed this client');
-        await endClientSessions(request.params.client_id, user.id);
+        await grantWithdrawn(project.id, request.params.client_id, user.id, 'user');
         return reply.code(204).send();
       },
     );
@@ -81,18 +98,18 @@ export function grantsRoutes({
 const UserParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) });
 const UserGrantParams = Type.Object({
   user_id: Type.String({ minLength: 1, maxLength: 100 }),
-  client_id: Type.String({ minLength: 1, maxLength: 100 }),
+  client_id: Type.String({ minLength: 1, maxLength: 2000 }),
 });
 
 /** The integrator's view of a user's grants (HTTP Basic, the integrator family): list and withdraw. */
 export function userGrantsRoutes({
   repository,
   users,
-  endClientSessions,
+  grantWithdrawn,
 }: {
   repository: AuthorizeRepository;
   users: { findById(id: string): Promise<{ project_id: string } | undefined> };
-  endClientSessions: EndClientSessions;
+  grantWithdrawn: GrantWithdrawn;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ownUser = async (projectId: string, userId: string) => {
@@ -134,7 +151,7 @@ export function userGrantsRoutes({
         await ownUser(request.project.id, user_id);
         if (!(await repository.deleteConsent(request.project.id, user_id, client_id)))
           throw notFound('the user has not allowed this client');
-        await endClientSessions(client_id, user_id);
+        await grantWithdrawn(request.project.id, client_id, user_id, 'integrator');
         return reply.code(204).send();
       },
     );

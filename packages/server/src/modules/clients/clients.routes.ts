@@ -24,6 +24,7 @@ export function clientsRoutes({
   project: (request: { project?: Project; params: unknown }) => Promise<Project>;
 }): FastifyPluginAsyncTypebox {
   const op = base.startsWith('/v1/operator') ? 'operator' : '';
+  const by = op ? 'operator' : 'integrator';
   const projectParam: TProperties = op ? { api_key_id: Type.String({ minLength: 1, maxLength: 100 }) } : {};
   const Params = Type.Object({ ...projectParam, client_id: ClientParams.properties.client_id });
   const ListParams = op ? { params: Type.Object(projectParam) } : {};
@@ -49,7 +50,7 @@ export function clientsRoutes({
         reply
           .code(201)
           .header('cache-control', 'no-store')
-          .send(await clients.register(await project(request), request.body as ClientMetadataInput)),
+          .send(await clients.register(await project(request), request.body as ClientMetadataInput, by)),
     );
     app.get(
       base,
@@ -92,8 +93,26 @@ export function clientsRoutes({
               await project(request),
               clientId(request),
               request.body as ClientMetadataInput,
+              by,
             ),
           ),
+    );
+    app.post(
+      `${base}/:client_id/secret`,
+      {
+        schema: {
+          ...doc(
+            id('rotateClientSecret'),
+            'Replace a confidential client’s secret (shown once); the old one stops working at once',
+          ),
+          params: Params,
+          response: { 200: ClientInformationSchema },
+        },
+      },
+      async (request, reply) =>
+        reply
+          .header('cache-control', 'no-store')
+          .send(await clients.rotateSecret(await project(request), clientId(request), by)),
     );
     app.delete(
       `${base}/:client_id`,
@@ -105,7 +124,7 @@ export function clientsRoutes({
         },
       },
       async (request, reply) => {
-        await clients.delete(await project(request), clientId(request));
+        await clients.delete(await project(request), clientId(request), by);
         return reply.code(204).send();
       },
     );

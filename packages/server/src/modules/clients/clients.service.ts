@@ -1,10 +1,13 @@
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
 import { OAuthError } from '../../errors.js';
+import type { AuditEvent, ClientActor } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
 import { type ClientInformation, clientInformation, type OAuthClient } from './client.js';
 import { type ClientMetadata, type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
 import type { ClientsRepository } from './clients.repository.js';
+import { isUrlClientId, MetadataDocumentError } from './metadata-document.js';
+import type { MetadataDocuments } from './metadata-documents.js';
 
 /** Clients a project's integrator may register. */
 export const MAX_CLIENTS_PER_PROJECT = 100;
@@ -49,9 +52,13 @@ export class ClientsService {
     private readonly repository: ClientsRepository,
     private readonly sessions: ClientSessions,
     private readonly now: () => number = Date.now,
+    /** Client ID Metadata Documents, for the projects that accept them. */
+    private readonly documents?: MetadataDocuments,
+    /** Where the clients' changes are recorded (client.created, client.deleted, …). */
+    private readonly audit?: { record(event: AuditEvent): Promise<void> },
   ) {}
 
-  async register(project: Project, input: ClientMetadataInput): Promise<ClientInformation> {
+  async register(project: Project, input: ClientMetadataInput, by: ClientActor): Promise<ClientInformation> {
     const metadata = checkClientMetadata(input);
     if ((await this.repository.countByProject(project.id)) >= MAX_CLIENTS_PER_PROJECT)
       throw new OAuthError(
@@ -59,7 +66,13 @@ export class ClientsService {
         'invalid_client_metadata',
         `a project has at most ${MAX_CLIENTS_PER_PROJECT} clients`,
       );
-    return this.#insert(project, metadata, false);
+    const created = await this.#insert(project, metadata, false);
+    await this.audit?.record({
+      projectId: project.id,
+      type: 'client.created',
+      data: { client_id: created.client_id, by },
+    });
+    return created;
   }
 
   /**
@@ -84,7 +97,16 @@ export class ClientsService {
         'this project has as many registered clients as it may hold; try again later',
         { 'retry-after': '3600' },
       );
-    return this.#insert(project, { ...metadata, first_party: false }, true);
+    const registered = await this.#insert(project, { ...metadata, first_party: false }, true);
+    await this.audit?.record({
+      projectId: project.id,
+      type: 'client.registered',
+      data: {
+        client_id: registered.client_id,
+        token_endpoint_auth_method: registered.token_endpoint_auth_method,
+      },
+    });
+    return registered;
   }
 
   async #insert(project: Project, metadata: ClientMetadata, dynamic: boolean): Promise<ClientInformation> {
@@ -125,7 +147,12 @@ export class ClientsService {
    * RFC 7592 §2.2: the metadata sent replaces the client's. A confidential client keeps its secret
    * unless it becomes public (the secret is dropped) or was public (a new secret is shown once).
    */
-  async replace(project: Project, clientId: string, input: ClientMetadataInput): Promise<ClientInformation> {
+  async replace(
+    project: Project,
+    clientId: string,
+    input: ClientMetadataInput,
+    by: ClientActor,
+  ): Promise<ClientInformation> {
     const current = await this.#own(project, clientId);
     const sent = input as ClientMetadataInput & { client_id?: unknown };
     if (sent.client_id !== undefined && sent.client_id !== clientId)
@@ -142,14 +169,44 @@ export class ClientsService {
     };
     if (!(await this.repository.replace(client))) throw notFound();
     this.#cache.delete(clientId);
+    await this.audit?.record({
+      projectId: project.id,
+      type: 'client.updated',
+      data: { client_id: clientId, by },
+    });
+    return clientInformation(client, secret);
+  }
+
+  /**
+   * A confidential client's new secret (shown once); the old one stops working at once, on every
+   * instance within the client cache's few seconds. A public client has none to rotate.
+   */
+  async rotateSecret(project: Project, clientId: string, by: ClientActor): Promise<ClientInformation> {
+    const current = await this.#own(project, clientId);
+    if (current.secret_hash === null)
+      throw new OAuthError(400, 'invalid_client_metadata', 'a public client has no secret to rotate');
+    const secret = `${SECRET_PREFIX}${randomToken(32)}`;
+    const client: OAuthClient = { ...current, secret_hash: sha256(secret), updated_at: this.now() };
+    if (!(await this.repository.replace(client))) throw notFound();
+    this.#cache.delete(clientId);
+    await this.audit?.record({
+      projectId: project.id,
+      type: 'client.secret_rotated',
+      data: { client_id: clientId, by },
+    });
     return clientInformation(client, secret);
   }
 
   /** Deletes a client: its consents and codes go, its sessions (and so its tokens) end. */
-  async delete(project: Project, clientId: string): Promise<void> {
+  async delete(project: Project, clientId: string, by: ClientActor): Promise<void> {
     if (!(await this.repository.delete(project.id, clientId))) throw notFound();
     this.#cache.delete(clientId);
     await this.sessions.revokeClientSessions(clientId, 'client_deleted');
+    await this.audit?.record({
+      projectId: project.id,
+      type: 'client.deleted',
+      data: { client_id: clientId, by },
+    });
   }
 
   /** The client of a client_id (any project), briefly cached; undefined when there is none. */
@@ -166,15 +223,59 @@ export class ClientsService {
     return client;
   }
 
+  /**
+   * The client a request names, at `project`'s own endpoints when `project` is given: a registered
+   * client (`tc_…`, of that project), or — when the project accepts Client ID Metadata Documents —
+   * the client a document URL describes (public, third-party; fetched and cached by
+   * MetadataDocuments). Undefined when there is no such client; a MetadataDocumentError says why a
+   * URL cannot be used.
+   */
+  async resolve(clientId: string, project?: Project): Promise<OAuthClient | undefined> {
+    if (!isUrlClientId(clientId)) {
+      const client = await this.byClientId(clientId);
+      return client && (!project || client.project_id === project.id) ? client : undefined;
+    }
+    if (!project)
+      throw new MetadataDocumentError(
+        "client_id: a client id that is a URL (a Client ID Metadata Document) is accepted at the project's own endpoints, named by its authorization server metadata ({issuer}/.well-known/oauth-authorization-server/projects/{api_key_id})",
+      );
+    if (project.oauth_cimd !== 1 || !this.documents)
+      throw new MetadataDocumentError(
+        'client_id: this project does not accept Client ID Metadata Documents (the project setting client_id_metadata_documents is off)',
+      );
+    const metadata = await this.documents.get(clientId);
+    const now = this.now();
+    return {
+      id: `cimd:${clientId}`,
+      project_id: project.id,
+      client_id: clientId,
+      secret_hash: null,
+      ...metadata,
+      token_endpoint_auth_method: 'none',
+      first_party: false,
+      dynamic: false,
+      last_used_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
   /** Housekeeping: deletes dynamically registered clients unused for DYNAMIC_CLIENT_IDLE_MS. */
   async expireUnused(): Promise<number> {
     let deleted = 0;
     for (;;) {
       const batch = await this.repository.unusedDynamic(this.now() - DYNAMIC_CLIENT_IDLE_MS, 100);
       for (const { project_id, client_id } of batch) {
-        if (await this.repository.delete(project_id, client_id)) deleted++;
+        const gone = await this.repository.delete(project_id, client_id);
         this.#cache.delete(client_id);
         await this.sessions.revokeClientSessions(client_id, 'client_expired');
+        if (!gone) continue;
+        deleted++;
+        await this.audit?.record({
+          projectId: project_id,
+          type: 'client.deleted',
+          data: { client_id, by: 'expired' },
+        });
       }
       if (batch.length < 100) return deleted;
     }

@@ -8,6 +8,7 @@ import type { AuthorizeService, HostedSession, Outcome } from '../authorize/auth
 import { REQUEST_TTL_MS } from '../authorize/authorize.service.js';
 import type { RawParams } from '../authorize/request.js';
 import type { ClientsService } from '../clients/clients.service.js';
+import { isUrlClientId, MetadataDocumentError } from '../clients/metadata-document.js';
 import { matchRedirectUri } from '../clients/redirect-uri.js';
 import { acceptedLanguages } from '../otp/delivery/templates/locale.js';
 import type { OtpService } from '../otp/otp.service.js';
@@ -37,6 +38,8 @@ export interface HostedRoutesDeps {
   otp: OtpService;
   verify: Pick<VerifyService, 'verify'>;
   keys: KeyStore;
+  /** The project of a session (the client of an ID token whose `aud` is a metadata document URL). */
+  projectOfSession(sessionId: string): Promise<Project | undefined>;
   /** Ends the session an ID token names, when it is that client's (RP-initiated logout). */
   revokeClientSession(sessionId: string, clientId: string): Promise<void>;
   ipLimit: onRequestAsyncHookHandler;
@@ -74,6 +77,12 @@ const HTML_RESPONSES = {
   '4XX': html('Tessera’s error page (never a redirect to an untrusted URI)'),
   '5XX': html('Tessera’s error page'),
 };
+
+const ProjectParams = {
+  type: 'object',
+  properties: { api_key_id: { type: 'string', minLength: 1, maxLength: 100 } },
+  required: ['api_key_id'],
+} as const;
 
 const field = (form: Form | undefined, name: string): string => {
   const value = form?.[name];
@@ -225,11 +234,18 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       const cookies = cookiesOf(request);
       const held = cookies[names.binding];
       const binding = held && held.length <= 64 ? held : randomToken(24);
-      const outcome = await authorize.authorize(
-        params ?? {},
-        { binding },
-        (project) => cookies[names.hosted(project.id)],
-      );
+      // /oauth/authorize/{api_key_id}: the project's own endpoint (its metadata names it).
+      const apiKeyId = (request.params as { api_key_id?: string } | undefined)?.api_key_id;
+      const scope = apiKeyId === undefined ? undefined : await deps.projects.byApiKeyId(apiKeyId);
+      const outcome =
+        apiKeyId !== undefined && !scope
+          ? ({ kind: 'error_page', description: 'no project has this API key id' } as const)
+          : await authorize.authorize(
+              params ?? {},
+              { binding },
+              (project) => cookies[names.hosted(project.id)],
+              scope,
+            );
       if (outcome.kind === 'sign_in' || outcome.kind === 'consent')
         reply.header('set-cookie', setCookie(names.binding, binding, REQUEST_TTL_MS / 1000, cookieOptions));
       const uiLocales = typeof params?.ui_locales === 'string' ? params.ui_locales : undefined;
@@ -245,6 +261,22 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
     app.post(
       '/oauth/authorize',
       { schema: { ...authorizeDoc, operationId: 'authorizePost' } },
+      authorizeHandler,
+    );
+    const projectAuthorizeDoc = {
+      ...authorizeDoc,
+      summary:
+        'Authorization endpoint of a project (its metadata names it): its registered clients, and Client ID Metadata Documents when it accepts them',
+      params: ProjectParams,
+    };
+    app.get(
+      '/oauth/authorize/:api_key_id',
+      { schema: { ...projectAuthorizeDoc, operationId: 'authorizeAtProject' } },
+      authorizeHandler,
+    );
+    app.post(
+      '/oauth/authorize/:api_key_id',
+      { schema: { ...projectAuthorizeDoc, operationId: 'authorizeAtProjectPost' } },
       authorizeHandler,
     );
 
@@ -385,6 +417,7 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
           formFields(pending.request.id, binding!),
           new URL(params.redirect_uri).host || new URL(params.redirect_uri).protocol,
           params.scopes,
+          isUrlClientId(pending.client.client_id) ? new URL(pending.client.client_id).host : undefined,
         ),
         formTarget(params.redirect_uri),
       );
@@ -409,7 +442,15 @@ export function hostedRoutes(deps: HostedRoutesDeps): FastifyPluginAsync {
       const hint = idTokenHint(deps.keys, authorize.issuer, field(params, 'id_token_hint'));
       if (!hint)
         return page(reply, 400, errorPage(locale, 'id_token_hint must be an ID token this server issued'));
-      const client = await deps.clients.byClientId(hint.aud);
+      // A metadata document's client is of the project of the session its ID token names.
+      const client = isUrlClientId(hint.aud)
+        ? await deps.clients
+            .resolve(hint.aud, hint.sid ? await deps.projectOfSession(hint.sid) : undefined)
+            .catch((error: unknown) => {
+              if (error instanceof MetadataDocumentError) return undefined;
+              throw error;
+            })
+        : await deps.clients.byClientId(hint.aud);
       if (!client) return page(reply, 400, errorPage(locale, 'the ID token’s client is not registered'));
       const named = field(params, 'client_id');
       if (named && named !== client.client_id)

@@ -13,6 +13,7 @@ const en = {
   useAnother: 'Use another address',
   consentTitle: '{client} wants to access your account',
   consentHost: 'After you allow it, you go back to {host}.',
+  consentPublisher: 'This application describes itself at {host}: only allow it if you trust {host}.',
   consentAsks: 'It asks for:',
   allow: 'Allow',
   deny: 'Deny',
@@ -40,6 +41,8 @@ const fr: Messages = {
   useAnother: 'Utiliser une autre adresse',
   consentTitle: '{client} demande l’accès à votre compte',
   consentHost: 'Si vous acceptez, vous retournerez sur {host}.',
+  consentPublisher:
+    'Cette application se décrit sur {host} : ne l’autorisez que si vous faites confiance à {host}.',
   consentAsks: 'Il demande :',
   allow: 'Autoriser',
   deny: 'Refuser',
@@ -66,6 +69,8 @@ const de: Messages = {
   useAnother: 'Andere Adresse verwenden',
   consentTitle: '{client} möchte auf Ihr Konto zugreifen',
   consentHost: 'Wenn Sie zustimmen, kehren Sie zu {host} zurück.',
+  consentPublisher:
+    'Diese Anwendung beschreibt sich unter {host}: Erlauben Sie sie nur, wenn Sie {host} vertrauen.',
   consentAsks: 'Angefragt wird:',
   allow: 'Erlauben',
   deny: 'Ablehnen',

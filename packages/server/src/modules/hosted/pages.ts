@@ -171,6 +171,8 @@ export function consentPage(
   form: Record<string, string>,
   redirectHost: string,
   scopes: readonly string[],
+  /** A Client ID Metadata Document's client: the host of its client id URL, which vouches for it. */
+  publisherHost?: string,
 ): string {
   const t = messages(locale);
   const title = fill(t.consentTitle, { client: brand.client });
@@ -187,7 +189,7 @@ export function consentPage(
 ${items}
 </ul>
 <p>${esc(fill(t.consentHost, { host: redirectHost }))}</p>
-<form method="post" action="/oauth/consent">
+${publisherHost ? `<p class="publisher">${esc(fill(t.consentPublisher, { host: publisherHost }))}</p>\n` : ''}<form method="post" action="/oauth/consent">
 ${hidden(form)}
 <button type="submit" name="decision" value="allow">${esc(t.allow)}</button>
 <button type="submit" name="decision" value="deny" class="secondary">${esc(t.deny)}</button>

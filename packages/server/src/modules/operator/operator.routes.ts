@@ -31,6 +31,8 @@ const UpdateBody = Type.Object(
     branding: Type.Optional(Type.Union([BrandingBody, Type.Null()])),
     /** Open Dynamic Client Registration (RFC 7591); off by default. */
     open_registration: Type.Optional(Type.Boolean()),
+    /** Client ID Metadata Documents (a client id that is an HTTPS URL); off by default. */
+    client_id_metadata_documents: Type.Optional(Type.Boolean()),
     ...Settings,
   },
   { additionalProperties: false },
@@ -50,6 +52,7 @@ const ProjectView = Type.Object({
   message_templates: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   branding: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   open_registration: Type.Boolean(),
+  client_id_metadata_documents: Type.Boolean(),
 });
 const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
 const tags = ['operator'];
@@ -148,6 +151,7 @@ export function operatorRoutes(deps: {
           messageTemplates: body.message_templates,
           branding: body.branding,
           openRegistration: body.open_registration,
+          clientIdMetadataDocuments: body.client_id_metadata_documents,
         });
         request.log.info(
           { api_key_id: updated.api_key_id, fields: Object.keys(body) },

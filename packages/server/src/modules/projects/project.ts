@@ -51,6 +51,8 @@ export interface ProjectView {
   branding: ProjectBranding | null;
   /** Anyone may register an OAuth client (RFC 7591) at the project's registration endpoint. */
   open_registration: boolean;
+  /** A client may name itself by the HTTPS URL of its Client ID Metadata Document. */
+  client_id_metadata_documents: boolean;
 }
 
 export function projectView(project: Project): ProjectView {
@@ -68,5 +70,6 @@ export function projectView(project: Project): ProjectView {
     message_templates: project.message_templates,
     branding: project.branding,
     open_registration: project.oauth_dcr === 1,
+    client_id_metadata_documents: project.oauth_cimd === 1,
   };
 }

@@ -63,6 +63,8 @@ export interface ProjectChanges {
   branding?: unknown;
   /** Open Dynamic Client Registration (RFC 7591) at the project's registration endpoint. */
   openRegistration?: boolean;
+  /** Client ID Metadata Documents: a client may name itself by the HTTPS URL of its metadata. */
+  clientIdMetadataDocuments?: boolean;
 }
 
 const projectNotFound = () =>
@@ -179,6 +181,8 @@ export class ProjectsService {
         changes.messageTemplates === null ? null : parseMessageTemplates(changes.messageTemplates);
     if (changes.branding !== undefined) settings.branding = parseBranding(changes.branding);
     if (changes.openRegistration !== undefined) settings.oauth_dcr = changes.openRegistration ? 1 : 0;
+    if (changes.clientIdMetadataDocuments !== undefined)
+      settings.oauth_cimd = changes.clientIdMetadataDocuments ? 1 : 0;
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

@@ -17,7 +17,8 @@ const TokenBody = Type.Object({
     description: 'refresh_token, or authorization_code for a registered OAuth client',
   }),
   refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
-  client_id: Type.Optional(Type.String({ maxLength: 100 })),
+  /** The API key id, a registered client's `tc_…`, or a Client ID Metadata Document's URL. */
+  client_id: Type.Optional(Type.String({ maxLength: 2000 })),
   /** A confidential OAuth client registered with client_secret_post. */
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   code: Type.Optional(Type.String({ maxLength: 200 })),
@@ -28,7 +29,7 @@ const TokenBody = Type.Object({
 const RevokeBody = Type.Object({
   token: Type.String({ maxLength: 8192 }),
   token_type_hint: Type.Optional(Type.String({ maxLength: 100 })),
-  client_id: Type.Optional(Type.String({ maxLength: 100 })),
+  client_id: Type.Optional(Type.String({ maxLength: 2000 })),
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
 });
 const UserInfo = Type.Object({
@@ -48,9 +49,23 @@ const sendJson = (reply: FastifyReply, body: unknown) =>
 /** A public client: `client_id` in the body, the `API_KEY_ID` header, or Basic credentials. */
 const publicClient = [{}, ...security('apiKey', 'basic')];
 
+const ProjectParams = Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/**
+ * An endpoint at its own path and at the project's (`{path}/{api_key_id}`, which the project's
+ * metadata names when it accepts Client ID Metadata Documents: a client id that is a URL says
+ * nothing of its project).
+ */
+const ENDPOINTS = (path: string, operationId: string) =>
+  [
+    [path, operationId, {}],
+    [`${path}/:api_key_id`, `${operationId}AtProject`, { params: ProjectParams }],
+  ] as const;
+
 export interface OAuthRoutesDeps {
   session: SessionService;
   authorize: AuthorizeService;
+  /** `bearer`: the userinfo endpoint's Bearer check (AppContext.hooks.userinfoBearer). */
   hooks: Pick<AppHooks, 'ipLimit' | 'bearer'> & {
     /** Authenticates a public client (`client_id`, `API_KEY_ID` or Basic) into `request.client`. */
     client: preHandlerAsyncHookHandler;
@@ -62,83 +77,87 @@ export function oauthRoutes({ session, authorize, hooks }: OAuthRoutesDeps): Fas
   return async (app) => {
     const guarded = { onRequest: hooks.ipLimit('oauth'), preHandler: hooks.client };
 
-    app.post(
-      '/oauth/token',
-      {
-        schema: {
-          operationId: 'refreshTokens',
-          summary:
-            'Token endpoint: the refresh grant (a new bundle with a rotated refresh token) and, for registered OAuth clients, the authorization code grant (PKCE); a client’s bundle has `scope`, an ID token only with openid and a refresh token only with offline_access',
-          tags,
-          security: publicClient,
-          consumes: OAUTH_CONSUMES,
-          body: TokenBody,
-          response: { 200: Type.Ref(TokenBundle) },
+    for (const [url, operationId, params] of ENDPOINTS('/oauth/token', 'refreshTokens'))
+      app.post(
+        url,
+        {
+          schema: {
+            operationId,
+            ...params,
+            summary:
+              'Token endpoint: the refresh grant (a new bundle with a rotated refresh token) and, for registered OAuth clients, the authorization code grant (PKCE); a client’s bundle has `scope`, an ID token only with openid and a refresh token only with offline_access',
+            tags,
+            security: publicClient,
+            consumes: OAUTH_CONSUMES,
+            body: TokenBody,
+            response: { 200: Type.Ref(TokenBundle) },
+          },
+          ...guarded,
         },
-        ...guarded,
-      },
-      async (request, reply) => {
-        const { grant_type, refresh_token } = request.body;
-        const oauthClient = request.oauthClient;
-        if (grant_type === 'authorization_code') {
-          if (!oauthClient)
+        async (request, reply) => {
+          const { grant_type, refresh_token } = request.body;
+          const oauthClient = request.oauthClient;
+          if (grant_type === 'authorization_code') {
+            if (!oauthClient)
+              throw new OAuthError(
+                400,
+                'unauthorized_client',
+                'the authorization code grant is for registered OAuth clients',
+              );
+            const bundle = await authorize.exchange(oauthClient, request.body);
+            // Serialised here: a client's bundle may lack the refresh or ID token the schema lists.
+            return sendJson(reply.header('cache-control', 'no-store'), bundle);
+          }
+          if (grant_type !== 'refresh_token') {
             throw new OAuthError(
               400,
-              'unauthorized_client',
-              'the authorization code grant is for registered OAuth clients',
+              'unsupported_grant_type',
+              'grant_type is refresh_token, or authorization_code for a registered OAuth client',
             );
-          const bundle = await authorize.exchange(oauthClient, request.body);
-          // Serialised here: a client's bundle may lack the refresh or ID token the schema lists.
-          return sendJson(reply.header('cache-control', 'no-store'), bundle);
-        }
-        if (grant_type !== 'refresh_token') {
-          throw new OAuthError(
-            400,
-            'unsupported_grant_type',
-            'grant_type is refresh_token, or authorization_code for a registered OAuth client',
+          }
+          if (oauthClient && !oauthClient.grant_types.includes('refresh_token'))
+            throw new OAuthError(400, 'unauthorized_client', 'this client may not use the refresh grant');
+          if (!refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
+          reply.header('cache-control', 'no-store');
+          const bundle = await session.refresh(
+            request.client,
+            refresh_token,
+            clientFingerprint(clientAddress(request.ip), request.headers['user-agent']),
+            oauthClient?.client_id,
           );
-        }
-        if (oauthClient && !oauthClient.grant_types.includes('refresh_token'))
-          throw new OAuthError(400, 'unauthorized_client', 'this client may not use the refresh grant');
-        if (!refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
-        reply.header('cache-control', 'no-store');
-        const bundle = await session.refresh(
-          request.client,
-          refresh_token,
-          clientFingerprint(clientAddress(request.ip), request.headers['user-agent']),
-          oauthClient?.client_id,
-        );
-        return oauthClient ? sendJson(reply, bundle) : bundle;
-      },
-    );
-
-    app.post(
-      '/oauth/revoke',
-      {
-        schema: {
-          operationId: 'revokeToken',
-          summary: 'RFC 7009 revocation: ends the token’s session (unknown tokens are answered 200 too)',
-          tags,
-          security: publicClient,
-          consumes: OAUTH_CONSUMES,
-          body: RevokeBody,
-          response: { 200: Type.Object({}) },
+          return oauthClient ? sendJson(reply, bundle) : bundle;
         },
-        ...guarded,
-      },
-      async (request, reply) => {
-        const outcome = await session.revokeToken(
-          request.client.api_key_id,
-          request.body.token,
-          request.oauthClient?.client_id,
-        );
-        if (outcome === 'wrong_client') {
-          throw new OAuthError(400, 'unauthorized_client', 'the token was issued to another client');
-        }
-        // RFC 7009 §2.2: an invalid or unknown token is answered 200 as well.
-        return reply.code(200).header('cache-control', 'no-store').send({});
-      },
-    );
+      );
+
+    for (const [url, operationId, params] of ENDPOINTS('/oauth/revoke', 'revokeToken'))
+      app.post(
+        url,
+        {
+          schema: {
+            operationId,
+            ...params,
+            summary: 'RFC 7009 revocation: ends the token’s session (unknown tokens are answered 200 too)',
+            tags,
+            security: publicClient,
+            consumes: OAUTH_CONSUMES,
+            body: RevokeBody,
+            response: { 200: Type.Object({}) },
+          },
+          ...guarded,
+        },
+        async (request, reply) => {
+          const outcome = await session.revokeToken(
+            request.client.api_key_id,
+            request.body.token,
+            request.oauthClient?.client_id,
+          );
+          if (outcome === 'wrong_client') {
+            throw new OAuthError(400, 'unauthorized_client', 'the token was issued to another client');
+          }
+          // RFC 7009 §2.2: an invalid or unknown token is answered 200 as well.
+          return reply.code(200).header('cache-control', 'no-store').send({});
+        },
+      );
 
     /** OpenID Connect userinfo, for the end user's access token. */
     app.get(

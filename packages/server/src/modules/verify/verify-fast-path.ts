@@ -7,7 +7,7 @@ import { knownErrorOf, verifyRefusal } from '../../plugins/error-handler.js';
 import type { InFlight } from '../../plugins/in-flight.js';
 import { apiKeyIdOf } from '../../plugins/request-context.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { MAX_ACCESS_TOKEN_LENGTH } from './verify.routes.js';
+import { MAX_ACCESS_TOKEN_LENGTH, MAX_RESOURCE_LENGTH } from './verify.routes.js';
 import type { VerifyResult, VerifyService } from './verify.service.js';
 
 const ROUTE = '/verify';
@@ -48,16 +48,22 @@ function isJson(type: string | undefined): boolean {
 }
 
 /**
- * The access token of a parsed body that Fastify's schema for `POST /verify` accepts (an object
- * whose `oauth_token` is an object whose `access_token` is a string of at most
- * MAX_ACCESS_TOKEN_LENGTH code units); undefined for anything else.
+ * The access token (and `resource`, if sent) of a parsed body that Fastify's schema for `POST
+ * /verify` accepts (an object whose `oauth_token` is an object whose `access_token` is a string of
+ * at most MAX_ACCESS_TOKEN_LENGTH code units, and whose `resource`, if present, is a string of 1
+ * to MAX_RESOURCE_LENGTH); undefined for anything else.
  */
-function tokenOf(body: unknown): string | undefined {
+function tokenOf(body: unknown): { token: string; resource: string | undefined } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const holder = (body as { oauth_token?: unknown }).oauth_token;
   if (typeof holder !== 'object' || holder === null || Array.isArray(holder)) return undefined;
   const token = (holder as { access_token?: unknown }).access_token;
-  return typeof token === 'string' && token.length <= MAX_ACCESS_TOKEN_LENGTH ? token : undefined;
+  if (typeof token !== 'string' || token.length > MAX_ACCESS_TOKEN_LENGTH) return undefined;
+  const resource = (body as { resource?: unknown }).resource;
+  if (resource === undefined) return { token, resource };
+  if (typeof resource !== 'string' || resource.length === 0 || resource.length > MAX_RESOURCE_LENGTH)
+    return undefined;
+  return { token, resource };
 }
 
 /**
@@ -163,18 +169,18 @@ export function verifyFastPath(
       replay(request, response, started, body);
       return;
     }
-    let token: string | undefined;
+    let parsed: ReturnType<typeof tokenOf>;
     try {
-      token = tokenOf(JSON.parse(text));
+      parsed = tokenOf(JSON.parse(text));
     } catch {
-      token = undefined;
+      parsed = undefined;
     }
-    if (token === undefined) {
+    if (parsed === undefined) {
       replay(request, response, started, body);
       return;
     }
     try {
-      const result = verify.verify(token, apiKeyIdOf(request));
+      const result = verify.verify(parsed.token, apiKeyIdOf(request), parsed.resource);
       if (!('then' in result)) {
         answer(request, response, started, result);
         return;

@@ -7,11 +7,21 @@ import type { VerifyResult, VerifyService } from './verify.service.js';
 
 /** The longest access token /verify reads, in UTF-16 code units (the schema's `maxLength`). */
 export const MAX_ACCESS_TOKEN_LENGTH = 8192;
+/** The longest `resource` /verify reads (a URL). */
+export const MAX_RESOURCE_LENGTH = 2000;
 
 const Body = Type.Object({
   oauth_token: Type.Object(
     { access_token: Type.String({ maxLength: MAX_ACCESS_TOKEN_LENGTH }) },
     { additionalProperties: true },
+  ),
+  resource: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_RESOURCE_LENGTH,
+      description:
+        'A resource server verifying a token bound to it (RFC 8707): its resource identifier, which must be the token’s aud; API_KEY_ID then names the token’s project. Without it, a token bound to a resource is refused',
+    }),
   ),
 });
 
@@ -37,7 +47,8 @@ export function verifyRoutes({ verify }: { verify: VerifyService }): FastifyPlug
         },
       },
       (request) => {
-        const result = verify.verify(request.body.oauth_token.access_token, apiKeyIdOf(request));
+        const { oauth_token, resource } = request.body;
+        const result = verify.verify(oauth_token.access_token, apiKeyIdOf(request), resource);
         return 'then' in result ? result.then(answer) : answer(result);
       },
     );

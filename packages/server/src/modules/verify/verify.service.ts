@@ -12,8 +12,25 @@ export type VerifyResult =
 
 const KEY_RELOAD_INTERVAL_MS = 10_000;
 
+/** What the caller expects of a token: its project's API key id, the resource it is for. */
+interface Expected {
+  audience: string | undefined;
+  resource: string | undefined;
+}
+
 /** The token's key is unknown and the keys may be read again. */
 const RELOAD_KEYS = Symbol('reload keys');
+
+/**
+ * The resource a token is bound to (RFC 8707), if any: its `aud`, when it names its project apart
+ * (`api_key_id`, a reserved claim no custom claim can set).
+ */
+const boundResource = (claims: AccessTokenClaims): string | undefined =>
+  typeof claims.api_key_id === 'string' ? claims.aud : undefined;
+
+/** The API key id of a token's project: its `api_key_id` when bound to a resource, else its `aud`. */
+export const projectKeyOf = (claims: AccessTokenClaims): string =>
+  typeof claims.api_key_id === 'string' ? claims.api_key_id : claims.aud;
 
 function shapeOk(p: Record<string, unknown>): boolean {
   return (
@@ -104,45 +121,48 @@ export class VerifyService {
   /**
    * Verifies an access token. `audience` is the API key id the caller expects (the API_KEY_ID
    * header of /verify); only when it is undefined is any project of this issuer accepted — any
-   * string, even '' (a header sent empty), must equal `aud`. Answered synchronously, cached or
-   * not, when the token's key is known and the project and revocation caches are fresh (the
-   * steady state of /verify); a key reload, a project read or a revocation refresh returns a
-   * promise.
+   * string, even '' (a header sent empty), must equal `aud`. `resource` is the resource server the
+   * caller is (RFC 8707, `/verify`'s `resource`): a token bound to a resource is valid only when
+   * the caller names that very resource (`audience` then names the token's project), and a token
+   * that is not is then refused. Answered synchronously, cached or not, when the token's key is
+   * known and the project and revocation caches are fresh (the steady state of /verify); a key
+   * reload, a project read or a revocation refresh returns a promise.
    */
-  verify(token: string, audience?: string): VerifyResult | Promise<VerifyResult> {
+  verify(token: string, audience?: string, resource?: string): VerifyResult | Promise<VerifyResult> {
     const claims = this.#authenticNow(token);
-    if (claims === RELOAD_KEYS) return this.#verify(token, audience);
+    if (claims === RELOAD_KEYS) return this.#verify(token, audience, resource);
     if (typeof claims === 'string') return { success: false, reason: claims };
     if (this.revocations.fresh()) {
-      const project = this.projects.cached(claims.aud);
-      if (project !== null) return this.#check(token, claims, audience, project);
+      const project = this.projects.cached(projectKeyOf(claims));
+      if (project !== null) return this.#check(token, claims, { audience, resource }, project);
     }
-    return this.#settle(token, claims, audience);
+    return this.#settle(token, claims, { audience, resource });
   }
 
-  async #verify(token: string, audience: string | undefined): Promise<VerifyResult> {
+  async #verify(
+    token: string,
+    audience: string | undefined,
+    resource: string | undefined,
+  ): Promise<VerifyResult> {
     const claims = await this.authentic(token);
     if (typeof claims === 'string') return { success: false, reason: claims };
-    return this.#settle(token, claims, audience);
+    return this.#settle(token, claims, { audience, resource });
   }
 
   /** The checks of a verified token once its project is read and the revocation list is fresh. */
-  async #settle(
-    token: string,
-    claims: AccessTokenClaims,
-    audience: string | undefined,
-  ): Promise<VerifyResult> {
-    let project = this.projects.cached(claims.aud);
-    if (project === null) project = await this.projects.byApiKeyId(claims.aud);
+  async #settle(token: string, claims: AccessTokenClaims, expected: Expected): Promise<VerifyResult> {
+    const key = projectKeyOf(claims);
+    let project = this.projects.cached(key);
+    if (project === null) project = await this.projects.byApiKeyId(key);
     await this.revocations.ready();
-    return this.#check(token, claims, audience, project);
+    return this.#check(token, claims, expected, project);
   }
 
-  /** Expiry, audience, project and revocation: checked on every call, cached or not. */
+  /** Expiry, audience, resource, project and revocation: checked on every call, cached or not. */
   #check(
     token: string,
     claims: AccessTokenClaims,
-    audience: string | undefined,
+    { audience, resource }: Expected,
     project: Project | undefined,
   ): VerifyResult {
     if (this.#expired(claims)) {
@@ -151,8 +171,16 @@ export class VerifyService {
     }
     if (claims.iat > this.now() / 1000 + this.leewaySeconds)
       return { success: false, reason: VerifyReasons.notYetValid };
-    if (audience !== undefined && claims.aud !== audience)
-      return { success: false, reason: VerifyReasons.wrongAudience };
+    const bound = boundResource(claims);
+    if (resource === undefined) {
+      if (audience !== undefined && claims.aud !== audience)
+        return { success: false, reason: VerifyReasons.wrongAudience };
+      if (bound !== undefined) return { success: false, reason: VerifyReasons.wrongResource };
+    } else {
+      if (bound !== resource) return { success: false, reason: VerifyReasons.wrongResource };
+      if (audience !== undefined && claims.api_key_id !== audience)
+        return { success: false, reason: VerifyReasons.wrongAudience };
+    }
     if (!project) return { success: false, reason: VerifyReasons.unknownProject };
     if (this.revocations.has(claims.sid)) return { success: false, reason: VerifyReasons.revoked };
     return { success: true, claims };

@@ -4,9 +4,9 @@ import { seal } from '../../crypto/master-key.js';
 import { randomId } from '../../crypto/random.js';
 import type { Db } from '../../db/connect.js';
 import { badRequest, notFound, TesseraError } from '../../errors.js';
+import { isInternalHost } from '../../net/address-policy.js';
 import { AUDIT_EVENT_TYPES, isAuditEventType } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
-import { isInternalHost } from './address-policy.js';
 import type { WebhookDelivery, WebhookEndpoint } from './webhooks.repository.js';
 import * as webhooksRepository from './webhooks.repository.js';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isInternalHost, publicOnlyLookup } from './address-policy.js';
+import { isInternalHost, publicOnlyLookup } from '../../net/address-policy.js';
 
 /** What one HTTP attempt got: the status code if any, and an error text unless it was a 2xx. */
 export interface Attempt {

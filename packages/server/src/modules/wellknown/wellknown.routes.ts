@@ -59,10 +59,14 @@ export function authorizationServerMetadata(issuer: string) {
   };
 }
 
-/** What a project adds to the metadata: its open registration endpoint, when it has turned it on. */
+/**
+ * What a project adds to the metadata: its open registration endpoint, and its Client ID Metadata
+ * Document support with its own endpoints, when it has turned them on.
+ */
 export interface ProjectMetadata {
   readonly api_key_id: string;
   readonly oauth_dcr: number;
+  readonly oauth_cimd: number;
 }
 
 /**
@@ -76,9 +80,19 @@ export const projectServerUrl = (issuer: string, apiKeyId: string) =>
   `${issuer}/projects/${encodeURIComponent(apiKeyId)}`;
 
 function projectMembers(issuer: string, project: ProjectMetadata) {
-  return project.oauth_dcr === 1
-    ? { registration_endpoint: `${issuer}/oauth/register/${encodeURIComponent(project.api_key_id)}` }
-    : {};
+  const id = encodeURIComponent(project.api_key_id);
+  return {
+    ...(project.oauth_dcr === 1 ? { registration_endpoint: `${issuer}/oauth/register/${id}` } : {}),
+    // A client id that is a URL names no project: the project's own endpoints say which it is.
+    ...(project.oauth_cimd === 1
+      ? {
+          authorization_endpoint: `${issuer}/oauth/authorize/${id}`,
+          token_endpoint: `${issuer}/oauth/token/${id}`,
+          revocation_endpoint: `${issuer}/oauth/revoke/${id}`,
+          client_id_metadata_document_supported: true,
+        }
+      : {}),
+  };
 }
 
 /** OpenID Provider metadata (OpenID Connect Discovery 1.0 §3). */
@@ -181,7 +195,7 @@ export function wellKnownRoutes({
         {
           schema: {
             operationId: `${operationId}OfProject`,
-            summary: `${summary}, of a project (its registration endpoint when open)`,
+            summary: `${summary}, of a project (its registration endpoint when open; its own endpoints and client_id_metadata_document_supported when it accepts Client ID Metadata Documents)`,
             tags,
             params: Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) }),
             response: { 200: Metadata },

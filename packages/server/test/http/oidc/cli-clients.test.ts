@@ -5,6 +5,9 @@ import { connect } from '../../../src/db/connect.js';
 import { assertOneLineError, cliDatabase, run } from '../../helpers/cli.js';
 import { eachDialect } from '../../helpers/harness.js';
 
+/** The client id in `clients create`'s text output. */
+const spaId = (stdout: string) => /client id: +(\S+)/.exec(stdout)![1]!;
+
 /** `tessera clients …`: a project's OAuth clients from the command line (issue 31). */
 eachDialect('tessera clients', (dialect) => {
   test('create (secret shown once, hashed at rest), list, show, refusals naming the field, delete', async () => {
@@ -81,6 +84,16 @@ eachDialect('tessera clients', (dialect) => {
       } finally {
         await db.close();
       }
+      const rotated = await run(['clients', 'rotate-secret', 'acme', client.client_id, '--json'], env);
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const newSecret = JSON.parse(rotated.stdout).client_secret;
+      assert.match(newSecret, /^tcs_/);
+      assert.notEqual(newSecret, client.client_secret);
+      assertOneLineError(
+        await run(['clients', 'rotate-secret', 'acme', spaId(spa.stdout)], env),
+        2,
+        /a public client has no secret to rotate/,
+      );
       const deleted = await run(['clients', 'delete', 'acme', client.client_id], env);
       assert.equal(deleted.code, 0, deleted.stderr);
       assertOneLineError(
@@ -88,6 +101,29 @@ eachDialect('tessera clients', (dialect) => {
         2,
         /no client with that client_id/,
       );
+      // Each change is in the project's audit log (and so its webhooks), by the CLI.
+      const audit = await connect(env.TESSERA_DATABASE_URL!);
+      try {
+        const rows = await audit.kysely
+          .selectFrom('audit_events')
+          .select(['type', 'data'])
+          .where('type', 'like', 'client.%')
+          .orderBy('created_at', 'asc')
+          .orderBy('id', 'asc')
+          .execute();
+        const events = rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
+        assert.deepEqual(
+          events.filter((e) => e.data.client_id === client.client_id),
+          [
+            { type: 'client.created', data: { client_id: client.client_id, by: 'cli' } },
+            { type: 'client.secret_rotated', data: { client_id: client.client_id, by: 'cli' } },
+            { type: 'client.deleted', data: { client_id: client.client_id, by: 'cli' } },
+          ],
+        );
+        assert.equal(events.filter((e) => e.type === 'client.created').length, 2);
+      } finally {
+        await audit.close();
+      }
     } finally {
       await database.cleanup();
     }

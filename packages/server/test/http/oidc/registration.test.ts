@@ -231,13 +231,13 @@ eachDialect('Dynamic Client Registration (RFC 7591), per project, off by default
   test('closing registration (the integrator API) removes the endpoint from the metadata and refuses', async () => {
     const integrator = { authorization: basicAuth(server.project) };
     const read = await server.request('GET', '/v1/project/client-registration', { headers: integrator });
-    assert.deepEqual(read.body, { open_registration: true });
+    assert.deepEqual(read.body, { open_registration: true, client_id_metadata_documents: false });
     const closed = await server.request('PUT', '/v1/project/client-registration', {
       body: { open_registration: false },
       headers: integrator,
     });
     assert.equal(closed.status, 200, closed.text);
-    assert.deepEqual(closed.body, { open_registration: false });
+    assert.deepEqual(closed.body, { open_registration: false, client_id_metadata_documents: false });
     const bad = await server.request('PUT', '/v1/project/client-registration', {
       body: { open_registration: 'yes' },
       headers: integrator,

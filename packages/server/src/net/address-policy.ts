@@ -2,8 +2,9 @@ import dns, { type LookupAddress, type LookupAllOptions, type LookupOneOptions }
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * Which addresses a webhook may reach when private targets are not allowed (production): the one
- * classifier for the URL check at creation and the resolved address at connect time.
+ * Which addresses an outbound request (a webhook, a client metadata document) may reach when
+ * private targets are not allowed (production): the one classifier for the URL check up front and
+ * the resolved address at connect time.
  *
  * IPv4: everything IANA lists as not globally reachable is refused. IPv6: only global unicast
  * (2000::/3) outside the special-purpose and documentation blocks is allowed, and a form that
@@ -121,7 +122,7 @@ export class AddressNotAllowedError extends Error {
   override name = 'AddressNotAllowedError';
   readonly code = 'ERR_ADDRESS_NOT_ALLOWED';
   constructor() {
-    super('the host resolves to an address webhooks may not reach');
+    super('the host resolves to an address outbound requests may not reach');
   }
 }
 
