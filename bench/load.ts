@@ -52,8 +52,7 @@ function run(w: Workload, connections: number, length: Length): Promise<autocann
   // autocannon notices that a run of `amount` requests is over at its next sample tick (every
   // `sampleInt` ms, 1 s by default), and counts the time until then in its duration: ticks of
   // 20 ms make that at most 20 ms of idle time instead of up to a second.
-  const until =
-    typeof length === 'number' ? { duration: length } : { amount: length.amount, sampleInt: 20 };
+  const until = typeof length === 'number' ? { duration: length } : { amount: length.amount, sampleInt: 20 };
   return new Promise((resolve, reject) => {
     autocannon(
       { url: w.url, connections, pipelining: 1, ...until, timeout: 10, requests: w.requests },
