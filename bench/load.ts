@@ -45,26 +45,36 @@ export interface LoadResult {
   p99: number;
 }
 
-function run(w: Workload, connections: number, seconds: number): Promise<autocannon.Result> {
+/** How long a run lasts: seconds, or a number of requests (`{ amount }`, shared by the connections). */
+type Length = number | { amount: number };
+
+function run(w: Workload, connections: number, length: Length): Promise<autocannon.Result> {
+  // autocannon notices that a run of `amount` requests is over at its next sample tick (every
+  // `sampleInt` ms, 1 s by default), and counts the time until then in its duration: ticks of
+  // 20 ms make that at most 20 ms of idle time instead of up to a second.
+  const until = typeof length === 'number' ? { duration: length } : { amount: length.amount, sampleInt: 20 };
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: w.url, connections, pipelining: 1, duration: seconds, timeout: 10, requests: w.requests },
+      { url: w.url, connections, pipelining: 1, ...until, timeout: 10, requests: w.requests },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
   });
 }
 
-/** Load for `seconds`, results discarded (JIT, caches, connections). */
-export async function warmUp(w: Workload, connections: number, seconds: number): Promise<void> {
-  if (seconds > 0) await run(w, connections, seconds);
+/** Load for `seconds` (or `{ amount }` requests), results discarded (JIT, caches, connections). */
+export async function warmUp(w: Workload, connections: number, length: Length): Promise<void> {
+  if (typeof length !== 'number' || length > 0) await run(w, connections, length);
 }
 
-/** One measured window of `seconds`; the counter is reset first, so only this window counts. */
-export async function window(w: Workload, connections: number, seconds: number): Promise<LoadResult> {
+/**
+ * One measured window of `seconds`, or of `{ amount }` requests (for workloads that spend what they
+ * send, such as codes minted ahead); the counter is reset first, so only this window counts.
+ */
+export async function window(w: Workload, connections: number, length: Length): Promise<LoadResult> {
   w.counter.ok = 0;
   w.counter.failed = 0;
   const before = await w.server?.usage();
-  const result = await run(w, connections, seconds);
+  const result = await run(w, connections, length);
   const after = await w.server?.usage();
   return {
     rate: w.counter.ok / result.duration,

@@ -7,6 +7,8 @@ export interface ReadyMessage {
   url: string;
   /** The API key id of the project the Tessera child created (absent for the bare server). */
   apiKeyId?: string;
+  /** Its API key secret (to register OAuth clients through the integrator API). */
+  apiKeySecret?: string;
 }
 
 /**

@@ -1,6 +1,10 @@
 import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { median, type Target } from './judging.js';
 import { cpuPerOp, type LoadResult, type LoadSettings } from './load.js';
+import { type OidcFigures, oidcSection, oidcTargets } from './oidc-report.js';
 import type { DatabaseFigure } from './tessera.js';
+
+export { median, type Target };
 
 export interface Machine {
   cpu: string;
@@ -63,6 +67,8 @@ export interface Figures {
   /** Absent when PostgreSQL was not reachable or BENCH_POSTGRES=off. */
   postgres: PostgresFigures | undefined;
   workers: WorkerFigures | undefined;
+  /** The OIDC figures; absent with BENCH_OIDC=off. */
+  oidc: OidcFigures | undefined;
   reference: { decodeAndVerify: number; jose: number };
   /** /verify bodies minted for (a), and how many requests took one (more means some repeated). */
   distinctPool: { minted: number; used: number };
@@ -79,27 +85,9 @@ export interface RunInfo {
   loadAverageAtEnd: number;
 }
 
-export interface Target {
-  name: string;
-  /** The rule, in words. */
-  rule: string;
-  /** What was measured, in words (with the figures it comes from). */
-  measured: string;
-  /** The number the rule is judged on, formatted. */
-  judged: string;
-  met: boolean;
-}
-
 /** 1/(1/bare + 1/raw): the rate if each request cost one bare Fastify request plus one ES256 verification. */
 export function combinedRate(bare: number, raw: number): number {
   return 1 / (1 / bare + 1 / raw);
-}
-
-/** The middle value, or the mean of the two middle values. */
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Peak resident memory of one serving process over the figures of `results`, MB. */
@@ -155,7 +143,9 @@ export function targets(f: Figures): Target[] {
       met: f.otp.rate >= 1000,
     },
   ];
+  if (f.oidc) list.push(...oidcTargets(f.oidc));
   const serving = [f.distinct, f.repeated, f.rotating, f.refresh, f.otp];
+  if (f.oidc) serving.push(f.oidc.flows, f.oidc.exchange.tessera);
   const pg = f.postgres;
   if (pg) {
     const ratio = (name: string, onPg: LoadResult, onSqlite: LoadResult): Target => {
@@ -289,6 +279,7 @@ export function markdown(f: Figures, run: RunInfo): string {
     'errors and 10 s timeouts.',
     '',
     ...postgresSection(f),
+    ...(f.oidc ? oidcSection(f.oidc, s) : []),
     '## Targets',
     '',
     '| Target | Rule | Measured | Judged on | Met |',

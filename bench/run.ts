@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type Child, killAllChildren, startChild } from './children.js';
 import { CryptoVerify } from './crypto-verify.js';
 import { combine, cpuPerOp, type LoadResult, measure, type Workload, warmUp, window } from './load.js';
+import { measureOidc, type OidcFigures } from './oidc-phase.js';
 import { otpSignIns, refreshGrants, verifyEach, verifySame } from './phases.js';
 import { signInMany, verifyBody, verifyBodyMinter } from './prepare.js';
 import {
@@ -66,7 +67,8 @@ const watchdog = setTimeout(
     cleanup();
     process.exit(1);
   },
-  (120 + 8 * (phaseSeconds + 5)) * 1000,
+  // The OIDC figures mint their codes through the sign-in pages: up to 25 s a round and a warm-up.
+  (120 + 8 * (phaseSeconds + 5) + (settings.oidc === 'on' ? 60 + 40 * (settings.load.rounds + 1) : 0)) * 1000,
 );
 watchdog.unref();
 
@@ -273,6 +275,11 @@ async function main(): Promise<void> {
         `PostgreSQL: (d) OTP sign-ins: ${rate(signIns.postgres.result, 'sign-ins/s')}, PostgreSQL CPU ${nf.format(signIns.postgres.databaseCpuPerOp)} µs/op`,
       );
 
+    // The OIDC figures, on the same SQLite Tessera, beside oidc-provider (its own children).
+    let oidc: OidcFigures | undefined;
+    if (settings.oidc === 'off') log('OIDC figures skipped (BENCH_OIDC=off)');
+    else oidc = await measureOidc(tessera, load, log);
+
     let postgres: PostgresFigures | undefined;
     let workers: WorkerFigures | undefined;
     if (pg) {
@@ -317,6 +324,7 @@ async function main(): Promise<void> {
       handwritten: handwrittenResult,
       postgres,
       workers,
+      oidc,
       reference,
       distinctPool,
       sessions: sessions.length,

@@ -67,7 +67,8 @@ function countStatements(): () => number {
 }
 
 const config = loadConfig(process.env);
-const OTP_START = '/v1/auth/otp/start';
+/** Where a sign-in by code starts: the API's route and the hosted pages' form (issue 31). */
+const OTP_STARTS = new Set(['/v1/auth/otp/start', '/oauth/sign-in/start']);
 const workers = Number(process.env.BENCH_WORKERS ?? '1');
 const joining = process.env.BENCH_JOIN === '1';
 
@@ -113,8 +114,9 @@ async function server(): Promise<void> {
   const statements = process.env.BENCH_COUNT_STATEMENTS === '1' ? countStatements() : undefined;
   const runtime = await openRuntime(config, undefined, { migrations: !cluster.isWorker });
   const delivery = new BenchDelivery();
-  // The OTP start route alone gets the hook that puts the code in a response header, so every
+  // The OTP start routes alone get the hook that puts the code in a response header, so every
   // other route (/verify above all) runs exactly as in production, with no hook of the bench's.
+  // Both take the identifier as `identifier` (JSON for the API, a form for the hosted page).
   const codeHeader: onSendHookHandler = (request, reply, payload, done) => {
     if (reply.statusCode === 200) {
       const identifier = (request.body as { identifier?: unknown } | undefined)?.identifier;
@@ -124,19 +126,20 @@ async function server(): Promise<void> {
     }
     done(null, payload);
   };
-  let hooked = false;
+  const hooked = new Set<string>();
   const { app, ctx } = await buildApp(config, {
     ...runtime,
     delivery,
     onRoute: (route) => {
-      if (route.method !== 'POST' || route.url !== OTP_START) return;
+      if (route.method !== 'POST' || !OTP_STARTS.has(route.url)) return;
       const own =
         route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
       route.onSend = [...own, codeHeader];
-      hooked = true;
+      hooked.add(route.url);
     },
   });
-  if (!hooked) throw new Error(`the bench found no route POST ${OTP_START} to give the code header`);
+  for (const url of OTP_STARTS)
+    if (!hooked.has(url)) throw new Error(`the bench found no route POST ${url} to give the code header`);
 
   const project =
     cluster.isWorker || joining ? undefined : await ctx.projects.create({ name: 'bench', origins: [] });
@@ -163,7 +166,12 @@ async function server(): Promise<void> {
   if (cluster.isWorker) return;
   answerCpuQueries(statements);
   const ready: ReadyMessage = project
-    ? { type: 'ready', url: config.issuer, apiKeyId: project.api_key_id }
+    ? {
+        type: 'ready',
+        url: config.issuer,
+        apiKeyId: project.api_key_id,
+        apiKeySecret: project.api_key_secret,
+      }
     : { type: 'ready', url: `http://127.0.0.1:${config.port}` };
   process.send?.(ready);
 }

@@ -15,6 +15,8 @@ export interface BenchSettings {
   serverNodeArgs: string[];
   /** The PostgreSQL and 1-vs-2-worker figures: measured when PostgreSQL answers, or not at all. */
   postgres: 'on' | 'off';
+  /** The OIDC figures (Tessera's authorization code flow, and oidc-provider beside it). */
+  oidc: 'on' | 'off';
 }
 
 /**
@@ -37,10 +39,11 @@ export function envNumber(
   return value;
 }
 
-function onOff(raw: string | undefined): 'on' | 'off' {
+function onOff(env: NodeJS.ProcessEnv, name: string): 'on' | 'off' {
+  const raw = env[name];
   if (raw === undefined || raw === '' || raw === 'on') return 'on';
   if (raw === 'off') return 'off';
-  throw new Error(`BENCH_POSTGRES must be on or off, got "${raw}"`);
+  throw new Error(`${name} must be on or off, got "${raw}"`);
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
@@ -53,6 +56,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     sessions: 2000,
     out: out === '' || out === 'none' ? undefined : out,
     serverNodeArgs: (env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
-    postgres: onOff(env.BENCH_POSTGRES),
+    postgres: onOff(env, 'BENCH_POSTGRES'),
+    oidc: onOff(env, 'BENCH_OIDC'),
   };
 }

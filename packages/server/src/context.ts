@@ -352,7 +352,6 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     clients,
     projects,
     sessions,
-    users,
     claims,
     minter: tokens,
     revoke: async (ids, reason) => {

@@ -5,6 +5,14 @@ import pg from 'pg';
 import type { Project } from '../../src/modules/projects/project.js';
 import { clientFingerprint } from '../../src/modules/session/session.service.js';
 import { describePostgres, RELAXED_LIMITS, startServer, type TestServer } from '../helpers/harness.js';
+import {
+  authorizeUrl,
+  Browser,
+  pkce,
+  redirectParams,
+  registerClient,
+  signInOnHostedPages,
+} from '../helpers/oidc.js';
 
 /**
  * A rotation's time as the grant's `now`: PostgreSQL stamps the grant's start plus the few ms its
@@ -334,5 +342,37 @@ describePostgres('round trips of the hot paths [postgres]', () => {
     const reads = sent.filter((s) => /from "webhook_endpoints"/.test(s.text)).length;
     assert.equal(reads, 1, describeIt(sent));
     assert.ok(sent.length <= 20 + 1, `${sent.length} statements for 20 grants`);
+  });
+
+  test('an authorization code exchange: three (spend the code, read its user, store the session)', async () => {
+    const redirectUri = 'https://rp.example/callback';
+    const registered = await registerClient(server, {
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      first_party: true,
+    });
+    const client = await server.ctx.clients.byClientId(registered.client_id);
+    assert.ok(client);
+    const browser = new Browser(server.url);
+    const { verifier, challenge } = pkce();
+    const started = await browser.go(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: redirectUri,
+        scope: 'openid email offline_access',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    const done = await signInOnHostedPages(server, browser, started.location!, 'exchange@example.com');
+    const { code } = redirectParams(done.location);
+    const { result, sent } = await statementsOf(() =>
+      server.ctx.authorize.exchange(client, { code, redirect_uri: redirectUri, code_verifier: verifier }),
+    );
+    assert.ok(result.id_token && result.refresh_token, 'an ID token and a refresh token');
+    // Before: seven (the code spent, then read; the session, the user and the claims read one by
+    // one; the session stored; the code updated with it).
+    assert.equal(sent.length, 3, `${sent.length} round trips:\n${describeIt(sent)}`);
   });
 });

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database, OAuthBrowserSessionTable, OAuthCodeTable } from '../../db/schema.js';
+import { prepared } from '../../db/prepared.js';
+import type { Database, OAuthBrowserSessionTable, OAuthCodeTable, Session, User } from '../../db/schema.js';
+import { type CustomClaims, parseClaims } from '../claims/claims.repository.js';
 import type { AuthorizationRequest } from './request.js';
 
 export type StoredCode = OAuthCodeTable;
@@ -62,27 +64,59 @@ export class AuthorizeRepository {
   }
 
   /**
-   * Spends a code: one conditional update, so exactly one exchange wins. Returns the code row as it
-   * was (with `used_at` set when it had been used before: a replay), or undefined when unknown.
+   * Spends a code: one conditional update, so exactly one exchange wins, which also records the
+   * session that exchange is about to start (`issuedSessionId`: what a replay revokes). Returns the
+   * code row (as it was before, for a replay: `used_at` and the first exchange's session set), or
+   * undefined when unknown. The winner's path is one statement; only a loser reads the row.
    */
-  async useCode(id: string, now: number): Promise<{ code: StoredCode; won: boolean } | undefined> {
-    const updated = await this.db
-      .updateTable('oauth_codes')
-      .set({ used_at: now })
-      .where('id', '=', id)
-      .where('used_at', 'is', null)
-      .executeTakeFirst();
-    const row = await this.db.selectFrom('oauth_codes').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) return undefined;
-    return { code: numeric(row), won: Number(updated.numUpdatedRows) > 0 };
+  async useCode(
+    id: string,
+    now: number,
+    issuedSessionId: string,
+  ): Promise<{ code: StoredCode; won: boolean } | undefined> {
+    const [spent] = (await spendCode(this.db, now, issuedSessionId, id)).rows;
+    if (spent) return { code: numeric(spent), won: true };
+    const [row] = (await codeById(this.db, id)).rows;
+    return row ? { code: numeric(row), won: false } : undefined;
   }
 
-  async setIssuedSession(id: string, sessionId: string): Promise<void> {
-    await this.db
-      .updateTable('oauth_codes')
-      .set({ issued_session_id: sessionId })
-      .where('id', '=', id)
-      .execute();
+  /**
+   * What a code's exchange reads besides the code, in one statement: the state of the hosted
+   * session the code came from, its user, and the user's custom claims in the code's project.
+   * Undefined when the session or the user is gone (or they do not belong together).
+   */
+  async exchangeSubject(
+    sessionId: string,
+    userId: string,
+    projectId: string,
+  ): Promise<
+    | {
+        session: Pick<Session, 'auth_method' | 'auth_time' | 'revoked_at' | 'expires_at'>;
+        user: User;
+        claims: CustomClaims;
+      }
+    | undefined
+  > {
+    const [row] = (await subjectOf(this.db, projectId, sessionId, userId)).rows;
+    if (!row) return undefined;
+    const {
+      session_auth_method,
+      session_auth_time,
+      session_revoked_at,
+      session_expires_at,
+      claims,
+      ...user
+    } = row;
+    return {
+      session: {
+        auth_method: session_auth_method,
+        auth_time: Number(session_auth_time),
+        revoked_at: session_revoked_at === null ? null : Number(session_revoked_at),
+        expires_at: Number(session_expires_at),
+      },
+      user,
+      claims: parseClaims(claims),
+    };
   }
 
   async insertBrowserSession(row: OAuthBrowserSessionTable): Promise<void> {
@@ -192,6 +226,37 @@ export class AuthorizeRepository {
     await this.db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', now).execute();
   }
 }
+
+// A code exchange's statements, built and compiled once (db/prepared.ts).
+const spendCode = prepared((db, now: number, issuedSessionId: string, id: string) =>
+  db
+    .updateTable('oauth_codes')
+    .set({ used_at: now, issued_session_id: issuedSessionId })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .returningAll(),
+);
+
+const codeById = prepared((db, id: string) => db.selectFrom('oauth_codes').selectAll().where('id', '=', id));
+
+const subjectOf = prepared((db, projectId: string, sessionId: string, userId: string) =>
+  db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .leftJoin('user_claims as c', (join) =>
+      join.onRef('c.user_id', '=', 'u.id').on('c.project_id', '=', projectId),
+    )
+    .selectAll('u')
+    .select([
+      's.auth_method as session_auth_method',
+      's.auth_time as session_auth_time',
+      's.revoked_at as session_revoked_at',
+      's.expires_at as session_expires_at',
+      'c.claims',
+    ])
+    .where('s.id', '=', sessionId)
+    .where('u.id', '=', userId),
+);
 
 function numeric(row: StoredCode): StoredCode {
   return {

@@ -3,7 +3,7 @@ import type { AuthMethod, OAuthTokenBundle } from '@tessera/core';
 import type { Config } from '../../config/index.js';
 import { hmac, safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
-import type { Session, User } from '../../db/schema.js';
+import type { Session } from '../../db/schema.js';
 import { OAuthError } from '../../errors.js';
 import { newRefreshToken } from '../../tokens/refresh-token.js';
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
@@ -63,7 +63,6 @@ export interface AuthorizeDeps {
   clients: ClientsService;
   projects: { byId(id: string): Promise<Project | undefined> };
   sessions: SessionRepository;
-  users: { findById(id: string): Promise<User | undefined> };
   claims: { forUser(projectId: string, userId: string): Promise<Record<string, unknown>> };
   minter: TokenService;
   /** Revokes sessions and tells this instance's revocation list. */
@@ -398,7 +397,9 @@ export class AuthorizeService {
     if (!body.code_verifier || !VERIFIER.test(body.code_verifier))
       throw new OAuthError(400, 'invalid_request', 'code_verifier (PKCE, 43 to 128 characters) is required');
     const now = this.deps.now();
-    const found = await this.deps.repository.useCode(sha256(body.code), now);
+    // The session this exchange starts, named when the code is spent: a replay revokes it.
+    const sessionId = randomUUID();
+    const found = await this.deps.repository.useCode(sha256(body.code), now, sessionId);
     if (!found) throw invalidGrant('the code is invalid');
     const { code, won } = found;
     if (!won) {
@@ -415,20 +416,25 @@ export class AuthorizeService {
       throw invalidGrant('code_verifier does not match the code_challenge');
     if (body.resource !== undefined && body.resource !== code.resource)
       throw new OAuthError(400, 'invalid_target', 'resource is not the one of the authorization request');
-    const hostedSession = await this.deps.sessions.findById(code.session_id);
-    if (!hostedSession || hostedSession.revoked_at !== null || Number(hostedSession.expires_at) <= now)
+    const subject = await this.deps.repository.exchangeSubject(
+      code.session_id,
+      code.user_id,
+      code.project_id,
+    );
+    const hostedSession = subject?.session;
+    if (!hostedSession || hostedSession.revoked_at !== null || hostedSession.expires_at <= now)
       throw invalidGrant('the user has signed out since the code was issued');
     const project = await this.deps.projects.byId(code.project_id);
-    const user = await this.deps.users.findById(code.user_id);
-    if (!project || !user) throw invalidGrant('the code is invalid');
+    if (!project || !subject) throw invalidGrant('the code is invalid');
+    const { user } = subject;
     const scopes = code.scope.split(' ');
     const refresh = newRefreshToken();
     const session: Session = {
-      id: randomUUID(),
+      id: sessionId,
       project_id: project.id,
       user_id: user.id,
       auth_method: hostedSession.auth_method,
-      auth_time: Number(hostedSession.auth_time),
+      auth_time: hostedSession.auth_time,
       device_id: null,
       passkey_id: null,
       created_at: now,
@@ -443,8 +449,7 @@ export class AuthorizeService {
     await this.deps.sessions.store(
       this.deps.sessions.creation(session, { id: refresh.id, secret_hash: sha256(refresh.secret) }),
     );
-    await this.deps.repository.setIssuedSession(code.id, session.id);
-    const bundle = await this.deps.minter.bundle(project, user, session, refresh.token, undefined, {
+    const bundle = await this.deps.minter.bundle(project, user, session, refresh.token, subject.claims, {
       clientId: client.client_id,
       identifierType: user.identifier_type,
       ...(code.nonce !== null ? { nonce: code.nonce } : {}),
