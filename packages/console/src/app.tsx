@@ -1,7 +1,7 @@
 import type { TesseraClient } from '@tessera/client';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { type ConsoleApi, consoleApi } from './api/console-api.js';
-import { ApiError, createHttp } from './api/http.js';
+import { ApiError } from './api/http.js';
 import type { Me } from './api/types.js';
 import { errorText, Loading } from './components/ui.js';
 import { ConsoleProvider } from './context.js';
@@ -34,13 +34,11 @@ export function App(props: { client: TesseraClient; issuer: string }): ReactNode
 
   const api: ConsoleApi = useMemo(
     () =>
-      consoleApi(
-        createHttp({
-          issuer,
-          accessToken: () => client.getAccessToken(),
-          onUnauthorized: () => setStatus({ state: 'signed-out' }),
-        }),
-      ),
+      consoleApi({
+        issuer,
+        accessToken: () => client.getAccessToken(),
+        onUnauthorized: () => setStatus({ state: 'signed-out' }),
+      }),
     [client, issuer],
   );
 

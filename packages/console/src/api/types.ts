@@ -95,6 +95,7 @@ export interface Project {
 }
 
 export interface Branding {
+  [name: string]: unknown;
   display_name?: string | null;
   logo_url?: string | null;
   primary_color?: string | null;

@@ -1,3 +1,4 @@
+import { isTesseraAdminError } from '@tessera/admin';
 import {
   type ButtonHTMLAttributes,
   type ReactNode,
@@ -94,8 +95,9 @@ export function Loading(): ReactNode {
 
 /** What a failed call means for the person at the console, with the service's detail. */
 export function errorText(error: unknown): string {
-  if (!(error instanceof ApiError)) return t.errGeneric;
+  if (!(error instanceof ApiError || isTesseraAdminError(error))) return t.errGeneric;
   switch (error.code) {
+    case 'timeout':
     case 'network_error':
       return t.errNetwork;
     case 'forbidden':
@@ -107,7 +109,7 @@ export function errorText(error: unknown): string {
     case 'unauthorized':
       return t.errSession;
   }
-  if (error.status >= 500) return t.errServer;
+  if ((error.status ?? 0) >= 500) return t.errServer;
   return error.detail || t.errGeneric;
 }
 

@@ -254,12 +254,12 @@ export function ClientsPage(): ReactNode {
       <section aria-labelledby="client-list">
         <h2 id="client-list">{t.clientList}</h2>
         <Loaded resource={clients}>
-          {(data) =>
-            data.clients.length === 0 ? (
+          {(list) =>
+            list.length === 0 ? (
               <p>{t.noClients}</p>
             ) : (
               <ul className="plain">
-                {data.clients.map((client) => (
+                {list.map((client) => (
                   <ClientRow key={client.client_id} client={client} reload={clients.reload} />
                 ))}
               </ul>

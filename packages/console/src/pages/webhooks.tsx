@@ -116,8 +116,8 @@ export function WebhooksPage(): ReactNode {
       <section className="card" aria-labelledby="webhook-list">
         <h2 id="webhook-list">{t.endpoints}</h2>
         <Loaded resource={webhooks}>
-          {(data) =>
-            data.webhooks.length === 0 ? (
+          {(list) =>
+            list.length === 0 ? (
               <p>{t.noWebhooks}</p>
             ) : (
               <table className="stack">
@@ -131,7 +131,7 @@ export function WebhooksPage(): ReactNode {
                   </tr>
                 </thead>
                 <tbody>
-                  {data.webhooks.map((w) => (
+                  {list.map((w) => (
                     <tr key={w.webhook_id}>
                       <td data-label={t.webhookUrl} className="mono">
                         <Link to={pathOf({ name: 'webhook', project, webhookId: w.webhook_id })}>
@@ -203,8 +203,8 @@ function Deliveries(props: { webhookId: string }): ReactNode {
         </div>
       </div>
       <Loaded resource={deliveries}>
-        {(data: { deliveries: WebhookDelivery[] }) =>
-          data.deliveries.length === 0 ? (
+        {(list: WebhookDelivery[]) =>
+          list.length === 0 ? (
             <p>{t.noDeliveries}</p>
           ) : (
             <table className="stack">
@@ -225,7 +225,7 @@ function Deliveries(props: { webhookId: string }): ReactNode {
                 </tr>
               </thead>
               <tbody>
-                {data.deliveries.map((d) => (
+                {list.map((d) => (
                   <tr key={d.delivery_id}>
                     <td data-label={t.event} className="mono">
                       {d.event_type}
