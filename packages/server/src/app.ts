@@ -181,6 +181,8 @@ export async function buildApp(
       }),
   });
 
+  // The console's sign-in is a project of its own, made once (any instance or worker may race).
+  if (config.console) await ctx.console.ensureProject(deps.logger);
   ctx.revocations.start();
   if (ctx.notices) followNotices(app, ctx, ctx.notices);
   ctx.ipLimiter.start();

@@ -19,6 +19,8 @@ import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
 import { ClientsRepository } from './modules/clients/clients.repository.js';
 import { ClientsService } from './modules/clients/clients.service.js';
+import { ConsoleService } from './modules/console/console.service.js';
+import { ConsoleMembersRepository } from './modules/console/console-members.repository.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -120,6 +122,8 @@ export interface AppContext {
   originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
+  /** The console's members and sign-in (issue 33). */
+  console: ConsoleService;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
@@ -338,10 +342,19 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     csrfKey: masterKey.derive('oauth-csrf'),
     now,
   });
+  const consoleService = new ConsoleService(
+    new ConsoleMembersRepository(db),
+    projects,
+    users,
+    verify,
+    config.issuer,
+    now,
+  );
   return {
     config,
     db,
     keys,
+    console: consoleService,
     delivery: deps.delivery,
     deliveryHealth,
     projects,
@@ -378,7 +391,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     hooks: {
       project: requireProject(projects, originRefusals),
       bearer: requireBearer(verify, projects, users, originRefusals),
-      integrator: requireIntegrator(projects),
+      integrator: requireIntegrator(projects, config.console ? consoleService : undefined),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
   };

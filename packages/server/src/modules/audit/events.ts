@@ -51,8 +51,8 @@ export interface AuditEvents {
   'user.updated': { field: 'client_user_id' };
   'user.deleted': { sessions_revoked: number };
   /** A signing-key rotation, recorded for every project. */
-  'key.rotated': { kid: string; by: 'cli' | 'automatic' };
-  'project.secret_rotated': { by: 'cli' | 'operator' };
+  'key.rotated': { kid: string; by: 'cli' | 'automatic' | 'operator' | 'console' };
+  'project.secret_rotated': { by: 'cli' | 'operator' | 'console' };
 }
 
 export type AuditEventType = keyof AuditEvents;
