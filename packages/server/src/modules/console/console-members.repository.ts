@@ -88,6 +88,15 @@ export class ConsoleMembersRepository {
     return Number(result.numDeletedRows);
   }
 
+  /** Removes every role of the identifier; how many rows went. */
+  async revokeAll(identifier: string): Promise<number> {
+    const result = await this.db.kysely
+      .deleteFrom('console_members')
+      .where('identifier', '=', identifier)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   #rows(identifier: string, projectId: string | null) {
     const query = this.db.kysely
       .selectFrom('console_members')

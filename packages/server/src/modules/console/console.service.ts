@@ -2,14 +2,14 @@ import { ErrorCodes } from '@tessera/core';
 import type { Logger } from 'pino';
 import type { ConsoleRole } from '../../db/schema.js';
 import { badRequest, forbidden, notFound, TesseraError } from '../../errors.js';
-import { normaliseIdentifier } from '../otp/identifier.js';
 import type { Project } from '../projects/project.js';
 import { isUniqueViolation } from '../projects/projects.repository.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { VerifyService } from '../verify/verify.service.js';
 import type { ConsoleActor, ConsoleSession } from './actor.js';
-import type { ConsoleMember, ConsoleMembersRepository } from './console-members.repository.js';
+import type { ConsoleMembersRepository } from './console-members.repository.js';
+import { ConsoleRoster } from './console-roster.js';
 import { roleAllows, strongerRole } from './permissions.js';
 
 /** The built-in console project's name (docs/CONSOLE.md). */
@@ -28,14 +28,18 @@ const noSuchProject = () => notFound('no project has this API key id (Tessera-Pr
  * whose users sign in to the console; their roles; the check of a console access token.
  */
 export class ConsoleService {
+  readonly #roster: ConsoleRoster;
+
   constructor(
     private readonly members: ConsoleMembersRepository,
     private readonly projects: ProjectsService,
     private readonly users: UsersRepository,
     private readonly verify: VerifyService,
     private readonly issuer: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.#roster = new ConsoleRoster(members, projects, now);
+  }
 
   /** The console project, when it was made. */
   project(): Promise<Project | undefined> {
@@ -136,52 +140,13 @@ export class ConsoleService {
       throw forbidden(`this needs the permission ${permission}, which the role ${role} does not have`);
   }
 
-  // The CLI's `tessera console grant | revoke | list`.
-
-  /** Gives `identifier` a role: `operator`, or one of a project (by name or API key id). */
-  async grant(
-    rawIdentifier: string,
-    role: ConsoleRole,
-    projectRef?: string,
-  ): Promise<{ identifier: string; added: boolean; project?: Project }> {
-    const identifier = normaliseIdentifier(rawIdentifier).value;
-    const project = await this.#projectFor(role, projectRef);
-    const added = await this.members.grant(identifier, role, project?.id ?? null, this.now());
-    return { identifier, added, ...(project && { project }) };
+  /** Members' roles: `tessera console grant | revoke | list` (ConsoleRoster). */
+  get roster(): ConsoleRoster {
+    return this.#roster;
   }
 
-  /** Takes back a role (or, without one, every role of the identifier there). */
-  async revoke(rawIdentifier: string, role: ConsoleRole | undefined, projectRef?: string): Promise<number> {
-    const identifier = normaliseIdentifier(rawIdentifier).value;
-    if (role === 'operator' || (!role && !projectRef)) {
-      if (!role) {
-        // Every role of the identifier, everywhere.
-        let removed = await this.members.revoke(identifier, null);
-        for (const member of await this.members.list())
-          if (member.identifier === identifier && member.project_id)
-            removed += await this.members.revoke(identifier, member.project_id);
-        return removed;
-      }
-      return this.members.revoke(identifier, null, 'operator');
-    }
-    const project = await this.#projectFor(role ?? 'viewer', projectRef);
-    return this.members.revoke(identifier, project!.id, role);
-  }
-
-  list(): Promise<ConsoleMember[]> {
-    return this.members.list();
-  }
-
-  async #projectFor(role: ConsoleRole, ref: string | undefined): Promise<Project | undefined> {
-    if (role === 'operator') {
-      if (ref) throw badRequest('operator is a role over every project: leave out --project');
-      return undefined;
-    }
-    if (!ref)
-      throw badRequest(`${role} is a role in one project: name it with --project <name-or-api_key_id>`);
-    const project = await this.projects.findByRef(ref);
-    if (!project) throw notFound(`no project is named or has the API key id ${ref}`);
-    return project;
+  grant(...args: Parameters<ConsoleRoster['grant']>) {
+    return this.#roster.grant(...args);
   }
 }
 
