@@ -124,6 +124,8 @@ export interface AppContext {
   now: () => number;
   /** The console's members and sign-in (issue 33). */
   console: ConsoleService;
+  /** PIN state and locks (the integrator's unlock). */
+  pinLocks: PinLocks;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
@@ -251,11 +253,12 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'security notice not sent'),
     now,
   );
+  const pinLocks = new PinLocks(pinRepository, audit);
   const signIn = new SignInService({
     users,
     sessions: session,
     audit,
-    pinLocks: new PinLocks(pinRepository, audit),
+    pinLocks,
     now,
   });
   const challengesRepository = new ChallengesRepository(db);
@@ -355,6 +358,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     db,
     keys,
     console: consoleService,
+    pinLocks,
     delivery: deps.delivery,
     deliveryHealth,
     projects,

@@ -32,6 +32,7 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         claims: ctx.claims,
         devices: ctx.devices,
         biometric: ctx.biometric,
+        pinLocks: ctx.pinLocks,
       }),
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));

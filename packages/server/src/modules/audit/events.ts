@@ -35,7 +35,7 @@ export interface AuditEvents {
   'pin.changed': NoData;
   'pin.removed': NoData;
   'pin.locked': NoData;
-  'pin.unlocked': { by: 'OTP' };
+  'pin.unlocked': { by: 'OTP' | 'integrator' };
   'device.added': { device_id: string };
   'device.removed': { device_id: string; sessions_revoked: number };
   'passkey.added': { passkey_id: string };

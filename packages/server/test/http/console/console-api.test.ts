@@ -292,6 +292,104 @@ eachDialect('console API', (dialect) => {
     tokens.viewer = await server.signIn(people.viewer, consoleProject);
   });
 
+  test('user search by identifier prefix or id; sessions name their client; PIN state and unlock', async () => {
+    const prefix = `search${Date.now()}`;
+    const one = await server.signIn(`${prefix}.one@example.com`);
+    await server.signIn(`${prefix}.two@example.com`);
+    await server.signIn(`${prefix}.x@example.com`, projectB);
+    const found = await as('viewer', 'GET', `/v1/users/search?query=${prefix.toUpperCase()}`, {
+      project: A(),
+    });
+    assert.equal(found.status, 200, found.text);
+    assert.deepEqual(
+      found.body.users.map((u: { identifier: string }) => u.identifier),
+      [`${prefix}.one@example.com`, `${prefix}.two@example.com`],
+    );
+    const sub = decodeJwt(one.access_token).sub!;
+    const byId = await as('viewer', 'GET', `/v1/users/search?query=${sub}`, { project: A() });
+    assert.deepEqual(
+      byId.body.users.map((u: { user_id: string }) => u.user_id),
+      [sub],
+    );
+    // LIKE's own characters match themselves only.
+    const wild = await as('viewer', 'GET', '/v1/users/search?query=%25', { project: A() });
+    assert.deepEqual(wild.body.users, []);
+    assertProblem(
+      await as('viewer', 'GET', '/v1/users/search?query=a&limit=500', { project: A() }),
+      400,
+      'invalid_request',
+    );
+
+    const sessions = await as('viewer', 'GET', `/v1/users/${sub}/sessions`, { project: A() });
+    assert.equal(sessions.status, 200, sessions.text);
+    assert.equal(sessions.body.sessions[0].client_id, null);
+    assert.equal(sessions.body.sessions[0].auth_method, 'OTP');
+
+    assert.deepEqual((await as('viewer', 'GET', `/v1/users/${sub}/pin`, { project: A() })).body, {
+      set: false,
+      locked: false,
+    });
+    await server.ctx.db.kysely
+      .insertInto('pins')
+      .values({ user_id: sub, hash: 'x', failed_attempts: 5, locked_at: Date.now(), updated_at: Date.now() })
+      .execute();
+    assert.deepEqual((await as('viewer', 'GET', `/v1/users/${sub}/pin`, { project: A() })).body, {
+      set: true,
+      locked: true,
+    });
+    assertProblem(
+      await as('viewer', 'POST', `/v1/users/${sub}/pin/unlock`, { project: A() }),
+      403,
+      'forbidden',
+    );
+    const unlocked = await as('support', 'POST', `/v1/users/${sub}/pin/unlock`, { project: A() });
+    assert.equal(unlocked.status, 200, unlocked.text);
+    assert.deepEqual(unlocked.body, { unlocked: true });
+    assert.deepEqual((await as('viewer', 'GET', `/v1/users/${sub}/pin`, { project: A() })).body, {
+      set: true,
+      locked: false,
+    });
+    const again = await as('support', 'POST', `/v1/users/${sub}/pin/unlock`, { project: A() });
+    assert.deepEqual(again.body, { unlocked: false });
+  });
+
+  test('audit: filters and CSV export (format=csv or Accept: text/csv), the actor named', async () => {
+    const user = await server.signIn(uniqueEmail('csv'));
+    const sub = decodeJwt(user.access_token).sub!;
+    const put = await as('admin', 'PUT', `/v1/users/${sub}/claims`, {
+      project: A(),
+      body: { claims: { note: '=1+2, "q"' } },
+    });
+    assert.equal(put.status, 200, put.text);
+    const byQuery = await as('viewer', 'GET', `/v1/audit?format=csv&user_id=${sub}`, { project: A() });
+    assert.equal(byQuery.status, 200, byQuery.text);
+    assert.match(byQuery.headers.get('content-type') ?? '', /^text\/csv/);
+    const lines = byQuery.text.trimEnd().split('\r\n');
+    assert.equal(lines[0], 'event_id,created_at,type,user_id,actor,data');
+    const claimsLine = lines.find((line) => line.includes(',claims.changed,'));
+    assert.ok(claimsLine, byQuery.text);
+    assert.match(claimsLine, new RegExp(`,${sub},${people.admin.replace(/[.+]/g, '\\$&')} \\(admin\\),`));
+    assert.ok(lines.some((line) => line.includes(',signin.succeeded,')));
+    const byAccept = await server.request('GET', `/v1/audit?user_id=${sub}&type=claims.changed`, {
+      headers: {
+        authorization: `Bearer ${tokens.viewer.access_token}`,
+        'tessera-project': A(),
+        accept: 'text/csv',
+      },
+    });
+    assert.equal(byAccept.text.trimEnd().split('\r\n').length, 2, byAccept.text);
+    const json = await as(
+      'viewer',
+      'GET',
+      `/v1/audit?user_id=${sub}&type=claims.changed&from=2020-01-01T00:00:00Z`,
+      {
+        project: A(),
+      },
+    );
+    assert.equal(json.body.events.length, 1);
+    assert.equal(json.body.events[0].data.actor.role, 'admin');
+  });
+
   test('the console project cannot be deleted', async () => {
     const refused = await as('operator', 'DELETE', `/v1/operator/projects/${consoleProject.api_key_id}`);
     assertProblem(refused, 409, 'conflict');
