@@ -6,6 +6,7 @@ import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { registrationSettingRoutes } from '../modules/clients/registration-setting.routes.js';
 import { runAsActor } from '../modules/console/actor.js';
 import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
+import { statsRoutes } from '../modules/stats/stats.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';
@@ -36,6 +37,7 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       }),
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));
+    await scope.register(statsRoutes({ db: ctx.db, now: ctx.now }));
     await scope.register(
       userGrantsRoutes({
         repository: ctx.authorizeRepository,

@@ -390,6 +390,56 @@ eachDialect('console API', (dialect) => {
     assert.equal(json.body.events[0].data.actor.role, 'admin');
   });
 
+  test('GET /v1/stats: sign-ins per method, failures, OTP sends, reuse detections per bucket', async () => {
+    const start = Date.now();
+    const user = await server.signIn(uniqueEmail('stats'));
+    // A rotated refresh token presented again after its successor was used: reuse detected.
+    const first = await server.request('POST', '/oauth/token', {
+      body: { grant_type: 'refresh_token', refresh_token: user.refresh_token, client_id: A() },
+    });
+    assert.equal(first.status, 200, first.text);
+    const second = await server.request('POST', '/oauth/token', {
+      body: { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: A() },
+    });
+    assert.equal(second.status, 200, second.text);
+    await server.request('POST', '/oauth/token', {
+      body: { grant_type: 'refresh_token', refresh_token: user.refresh_token, client_id: A() },
+    });
+    await server.ctx.audit.drain();
+    const from = new Date(start - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 1000).toISOString();
+    const stats = await as('viewer', 'GET', `/v1/stats?bucket=hour&from=${from}&to=${to}`, { project: A() });
+    assert.equal(stats.status, 200, stats.text);
+    assert.equal(stats.body.bucket, 'hour');
+    assert.ok(stats.body.buckets.length >= 2 && stats.body.buckets.length <= 3, stats.text);
+    const sum = (pick: (b: Record<string, never>) => number) =>
+      stats.body.buckets.reduce((total: number, b: Record<string, never>) => total + pick(b), 0);
+    const otpSignIns = sum((b) => (b as { sign_ins: { OTP?: number } }).sign_ins.OTP ?? 0);
+    const events = await as('viewer', 'GET', `/v1/audit?type=signin.succeeded&from=${from}&limit=500`, {
+      project: A(),
+    });
+    assert.equal(otpSignIns, events.body.events.length);
+    assert.ok(otpSignIns >= 1);
+    assert.ok(sum((b) => (b as { otp_sends: number }).otp_sends) >= 1);
+    assert.ok(sum((b) => (b as { reuse_detections: number }).reuse_detections) >= 1, stats.text);
+    // Nothing of B's.
+    const b = await as('operator', 'GET', `/v1/stats?from=${from}&to=${to}`, {
+      project: projectB.api_key_id,
+    });
+    assert.equal(b.status, 200, b.text);
+    assertProblem(
+      await as('viewer', 'GET', `/v1/stats?from=${to}&to=${from}`, { project: A() }),
+      400,
+      'invalid_request',
+    );
+    assertProblem(
+      await as('viewer', 'GET', '/v1/stats?bucket=hour&from=2020-01-01T00:00:00Z', { project: A() }),
+      400,
+      'invalid_request',
+    );
+    assertProblem(await as('viewer', 'GET', '/v1/stats?from=soon', { project: A() }), 400, 'invalid_request');
+  });
+
   test('the console project cannot be deleted', async () => {
     const refused = await as('operator', 'DELETE', `/v1/operator/projects/${consoleProject.api_key_id}`);
     assertProblem(refused, 409, 'conflict');
