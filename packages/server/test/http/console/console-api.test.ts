@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { OAuthTokenBundle } from '@tessera/core';
 import { decodeJwt } from 'jose';
@@ -438,6 +439,67 @@ eachDialect('console API', (dialect) => {
       'invalid_request',
     );
     assertProblem(await as('viewer', 'GET', '/v1/stats?from=soon', { project: A() }), 400, 'invalid_request');
+  });
+
+  test('webhooks: a test event and a redelivery, sent at once; support may not, admin may', async () => {
+    const received: Array<{ id: string; body: string }> = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+      });
+      request.on('end', () => {
+        received.push({ id: String(request.headers['webhook-id']), body });
+        response.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as { port: number }).port;
+    try {
+      const hook = await as('admin', 'POST', '/v1/webhooks', {
+        project: A(),
+        body: { url: `http://127.0.0.1:${port}/hook`, event_types: ['user.deleted'] },
+      });
+      assert.equal(hook.status, 201, hook.text);
+      const id = hook.body.webhook_id;
+      assertProblem(
+        await as('support', 'POST', `/v1/webhooks/${id}/test`, { project: A() }),
+        403,
+        'forbidden',
+      );
+      const sent = await as('admin', 'POST', `/v1/webhooks/${id}/test`, { project: A() });
+      assert.equal(sent.status, 201, sent.text);
+      assert.equal(sent.body.event_type, 'webhook.test');
+      const waitFor = async (n: number) => {
+        for (let i = 0; i < 100 && received.length < n; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(received.length, n, 'delivered');
+      };
+      await waitFor(1);
+      assert.equal(received[0]!.id, sent.body.delivery_id);
+      assert.equal(JSON.parse(received[0]!.body).type, 'webhook.test');
+      const again = await as(
+        'admin',
+        'POST',
+        `/v1/webhooks/${id}/deliveries/${sent.body.delivery_id}/redeliver`,
+        {
+          project: A(),
+        },
+      );
+      assert.equal(again.status, 201, again.text);
+      assert.notEqual(again.body.delivery_id, sent.body.delivery_id);
+      await waitFor(2);
+      assert.equal(received[1]!.body, received[0]!.body);
+      assertProblem(
+        await as('admin', 'POST', `/v1/webhooks/${id}/deliveries/msg_nothing/redeliver`, { project: A() }),
+        404,
+        'not_found',
+      );
+      const deliveries = await as('viewer', 'GET', `/v1/webhooks/${id}/deliveries`, { project: A() });
+      assert.equal(deliveries.body.deliveries.length, 2);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   test('the console project cannot be deleted', async () => {
