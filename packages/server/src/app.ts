@@ -16,6 +16,7 @@ import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
+import { consolePageFamily } from './http/console-page.js';
 import { hostedFamily } from './http/hosted.js';
 import { integratorFamily } from './http/integrator.js';
 import { oauthFamily } from './http/oauth.js';
@@ -160,6 +161,7 @@ export async function buildApp(
   await app.register(integratorFamily(ctx));
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));
+  if (config.console) await app.register(consolePageFamily(ctx));
 
   fastPath = verifyFastPath({
     verify: ctx.verify,
@@ -179,6 +181,12 @@ export async function buildApp(
       }),
   });
 
+  // The console's sign-in is a project of its own, made once (any instance or worker may race).
+  // Not fatal: /console/config.json makes it when it is still missing.
+  if (config.console)
+    await ctx.console
+      .ensureProject(deps.logger)
+      .catch((err) => deps.logger.error({ err }, 'the console project could not be made; retried on use'));
   ctx.revocations.start();
   if (ctx.notices) followNotices(app, ctx, ctx.notices);
   ctx.ipLimiter.start();

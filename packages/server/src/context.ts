@@ -21,6 +21,8 @@ import { ClientsRepository } from './modules/clients/clients.repository.js';
 import { ClientsService } from './modules/clients/clients.service.js';
 import { DEFAULT_LIMITS, type FetchPolicy } from './modules/clients/metadata-document.js';
 import { MetadataDocuments } from './modules/clients/metadata-documents.js';
+import { ConsoleService } from './modules/console/console.service.js';
+import { ConsoleMembersRepository } from './modules/console/console-members.repository.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -127,6 +129,10 @@ export interface AppContext {
   originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
+  /** The console's members and sign-in (issue 33). */
+  console: ConsoleService;
+  /** PIN state and locks (the integrator's unlock). */
+  pinLocks: PinLocks;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
@@ -259,11 +265,12 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'security notice not sent'),
     now,
   );
+  const pinLocks = new PinLocks(pinRepository, audit);
   const signIn = new SignInService({
     users,
     sessions: session,
     audit,
-    pinLocks: new PinLocks(pinRepository, audit),
+    pinLocks,
     now,
   });
   const challengesRepository = new ChallengesRepository(db);
@@ -362,10 +369,20 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     audit,
     now,
   });
+  const consoleService = new ConsoleService(
+    new ConsoleMembersRepository(db),
+    projects,
+    users,
+    verify,
+    config.issuer,
+    now,
+  );
   return {
     config,
     db,
     keys,
+    console: consoleService,
+    pinLocks,
     delivery: deps.delivery,
     deliveryHealth,
     projects,
@@ -412,7 +429,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
           });
         },
       }),
-      integrator: requireIntegrator(projects),
+      integrator: requireIntegrator(projects, config.console ? consoleService : undefined),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
   };

@@ -38,7 +38,7 @@ export interface AuditEvents {
   'pin.changed': NoData;
   'pin.removed': NoData;
   'pin.locked': NoData;
-  'pin.unlocked': { by: 'OTP' };
+  'pin.unlocked': { by: 'OTP' | 'integrator' };
   'device.added': { device_id: string };
   'device.removed': { device_id: string; sessions_revoked: number };
   'passkey.added': { passkey_id: string };
@@ -54,8 +54,8 @@ export interface AuditEvents {
   'user.updated': { field: 'client_user_id' };
   'user.deleted': { sessions_revoked: number };
   /** A signing-key rotation, recorded for every project. */
-  'key.rotated': { kid: string; by: 'cli' | 'automatic' };
-  'project.secret_rotated': { by: 'cli' | 'operator' };
+  'key.rotated': { kid: string; by: 'cli' | 'automatic' | 'operator' | 'console' };
+  'project.secret_rotated': { by: 'cli' | 'operator' | 'console' };
   /** An OAuth client registered by the integrator, an operator or the CLI (issue 31). */
   'client.created': { client_id: string; by: ClientActor };
   /** A client registered itself at the project's open registration endpoint (RFC 7591 DCR). */

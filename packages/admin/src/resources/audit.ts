@@ -1,0 +1,41 @@
+import type { QueryParams, Result } from '../operation-types.js';
+import { type Paginated, paginate } from '../paginate.js';
+import type { CallOptions, Transport } from '../transport.js';
+
+/** A security event of the project's audit log. */
+export type AuditEvent = Result<'searchAudit'>['events'][number];
+/** A page of the audit log, with the cursor of the next (`next_before`, `null` on the last). */
+export type AuditPage = Result<'searchAudit'>;
+/** Filters of the audit log: `user_id`, `type`, `from` and `to` (ISO 8601 or Unix seconds), `limit` a page. */
+export type AuditFilter = Omit<QueryParams<'searchAudit'>, 'before'>;
+
+/**
+ * The project's security events, newest first.
+ *
+ * @example
+ * ```ts
+ * for await (const event of admin.audit.list({ type: 'user.signed_in', from: '2026-01-01T00:00:00Z' })) {
+ *   console.log(event.created_at, event.user_id);
+ * }
+ * ```
+ */
+export class Audit {
+  readonly #t: Transport;
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** Every event matching the filter, page after page as the loop asks for them. */
+  list(filter: AuditFilter = {}, options?: CallOptions): Paginated<AuditEvent, AuditPage> {
+    return paginate(
+      (before) => this.page({ ...filter, ...(before !== undefined && { before }) }, options),
+      (page) => page.events,
+      (page) => page.next_before,
+    );
+  }
+
+  /** One page: pass the previous page's `next_before` as `before` for the next. */
+  page(query: QueryParams<'searchAudit'> = {}, options?: CallOptions): Promise<AuditPage> {
+    return this.#t.call('searchAudit', { query }, options);
+  }
+}
