@@ -16,6 +16,7 @@ import type { NoticeListener } from './db/notifications.js';
 import { serviceUnavailable, TesseraError } from './errors.js';
 import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
+import { consolePageFamily } from './http/console-page.js';
 import { hostedFamily } from './http/hosted.js';
 import { integratorFamily } from './http/integrator.js';
 import { oauthFamily } from './http/oauth.js';
@@ -160,6 +161,7 @@ export async function buildApp(
   await app.register(integratorFamily(ctx));
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));
+  if (config.console) await app.register(consolePageFamily(ctx));
 
   fastPath = verifyFastPath({
     verify: ctx.verify,
@@ -179,6 +181,8 @@ export async function buildApp(
       }),
   });
 
+  // The console's sign-in is a project of its own, made once (any instance or worker may race).
+  if (config.console) await ctx.console.ensureProject(deps.logger);
   ctx.revocations.start();
   if (ctx.notices) followNotices(app, ctx, ctx.notices);
   ctx.ipLimiter.start();

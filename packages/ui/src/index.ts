@@ -9,7 +9,7 @@ import { TesseraSignIn } from './element.js';
 export { type Branding, NO_BRANDING, toIdentifier } from './branding.js';
 export { type ErrorDetail, type SignedInDetail, type Step, TesseraSignIn } from './element.js';
 export { ERROR_TABLE, type ErrorEntry } from './errors.js';
-export { LOCALES, type Messages, pickLocale } from './messages/index.js';
+export { format, LOCALES, type Messages, pickLocale } from './messages/index.js';
 
 /**
  * Defines `<tessera-sign-in>` (under another name if given); does nothing where it is defined

@@ -118,6 +118,8 @@ export interface Config {
   devOutboxPublic: boolean;
   /** Create the `demo` project on first start and print its credentials. */
   demo: boolean;
+  /** Serve the console at /console (TESSERA_CONSOLE; default on except in production). */
+  console: boolean;
   /** The sample backend the demo page calls (examples/express-api). */
   demoApiUrl: string;
   /**
@@ -482,6 +484,7 @@ export const KNOWN_VARIABLES: readonly string[] = [
   'TESSERA_WEBHOOK_MAX_ENDPOINTS',
   'TESSERA_WEBHOOK_DELIVERIES_PER_MINUTE',
   'TESSERA_OPERATOR_TOKEN',
+  'TESSERA_CONSOLE',
   'TESSERA_DATABASE_WAIT',
   'TESSERA_WORKERS',
   // Read by the test suite, not the server.
@@ -680,6 +683,7 @@ function parseConfig(env: Env): Readonly<Config> {
     },
     shutdownTimeoutMs: int(env, 'TESSERA_SHUTDOWN_TIMEOUT', 10, 1, 600) * 1000,
     demo: bool(env, 'TESSERA_DEMO', !production),
+    console: bool(env, 'TESSERA_CONSOLE', !production),
     demoApiUrl: url(env, 'TESSERA_DEMO_API_URL', ['http:', 'https:']) ?? 'http://127.0.0.1:3001',
     databaseListenUrl: databaseListenUrl(env, databaseUrl),
     operatorToken: operatorToken(env),

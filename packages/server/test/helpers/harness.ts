@@ -145,6 +145,8 @@ export interface StartOptions {
   logStream?: { write(line: string): void };
   /** An `onRoute` hook added before any route (to wrap a route's handler). */
   onRoute?: onRouteHookHandler;
+  /** The port to listen on (chosen before, e.g. to name it in TESSERA_ISSUER); default a free one. */
+  port?: number;
 }
 
 export interface TestServer {
@@ -181,7 +183,7 @@ export interface TestResponse {
 
 /** Starts a real server listening on loopback, with a fresh database of the given dialect. */
 export async function startServer(dialect: Dialect, options: StartOptions = {}): Promise<TestServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const storage = options.storage ?? (await createStorage(dialect));
   const masterKey = options.masterKey ?? randomBytes(32).toString('base64');
   const config = loadConfig({
@@ -192,6 +194,8 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     TESSERA_DATA_DIR: tmpdir(),
     TESSERA_DELIVERY: 'dev',
     TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'silent',
+    // Off unless a test turns it on: it adds the console project beside the test's own.
+    TESSERA_CONSOLE: 'false',
     ...options.env,
   });
   const logger = options.logStream

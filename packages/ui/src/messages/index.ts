@@ -9,12 +9,17 @@ export const LOCALES: Readonly<Record<string, Messages>> = { en, fr, de };
 
 /**
  * The language to show: the `locale` attribute when it names a built-in language (`fr`, `fr-CA`),
- * else the first of the browser's languages that does, else English.
+ * else the first of the browser's languages that does, else English. `locales` names another
+ * table of languages (an app's own texts, the console's) to choose among by the same rule.
  */
-export function pickLocale(attribute: string | null, languages: readonly string[]): string {
+export function pickLocale(
+  attribute: string | null,
+  languages: readonly string[],
+  locales: Readonly<Record<string, unknown>> = LOCALES,
+): string {
   for (const tag of [attribute ?? '', ...languages]) {
     const base = tag.toLowerCase().split('-')[0]!;
-    if (base in LOCALES) return base;
+    if (base in locales) return base;
   }
   return 'en';
 }

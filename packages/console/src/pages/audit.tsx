@@ -1,0 +1,242 @@
+import { type ReactNode, useEffect, useState } from 'react';
+import type { AuditFilters } from '../api/console-api.js';
+import type { AuditEvent } from '../api/types.js';
+import { ActionButton, ErrorNotice, Field, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
+import { useConsole, useProject } from '../context.js';
+import { t } from '../i18n/index.js';
+import { Link, navigate, pathOf, withQuery } from '../router.js';
+
+/** The event types the service records (packages/server/src/modules/audit/events.ts), for the filter's suggestions. */
+export const EVENT_TYPES = [
+  'signin.succeeded',
+  'signin.failed',
+  'otp.sent',
+  'refresh',
+  'refresh.grace',
+  'refresh.reuse_detected',
+  'session.revoked',
+  'pin.set',
+  'pin.changed',
+  'pin.removed',
+  'pin.locked',
+  'pin.unlocked',
+  'device.added',
+  'device.removed',
+  'passkey.added',
+  'passkey.removed',
+  'claims.changed',
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'key.rotated',
+  'project.secret_rotated',
+];
+
+/** An event's data as `name: value` pairs (objects as JSON). */
+function DataList(props: { data: Record<string, unknown> }): ReactNode {
+  const entries = Object.entries(props.data);
+  if (entries.length === 0) return <span className="muted">—</span>;
+  return (
+    <span className="mono">
+      {entries
+        .map(
+          ([name, value]) => `${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+        )
+        .join(', ')}
+    </span>
+  );
+}
+
+/** Audit events as a table (newest first, as the service answers). */
+export function AuditTable(props: { events: AuditEvent[]; showUser?: boolean }): ReactNode {
+  const project = useProject();
+  const showUser = props.showUser ?? true;
+  if (props.events.length === 0) return <p role="status">{t.noEvents}</p>;
+  return (
+    <table className="stack">
+      <caption className="sr-only">{t.auditTitle}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t.time}</th>
+          <th scope="col">{t.event}</th>
+          {showUser && <th scope="col">{t.user}</th>}
+          <th scope="col">{t.details}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.events.map((event) => (
+          <tr key={event.event_id}>
+            <td data-label={t.time}>
+              <Time at={event.created_at} />
+            </td>
+            <td data-label={t.event} className="mono">
+              {event.type}
+            </td>
+            {showUser && (
+              <td data-label={t.user} className="mono">
+                {event.user_id ? (
+                  <Link to={pathOf({ name: 'user', project, userId: event.user_id })}>{event.user_id}</Link>
+                ) : (
+                  '—'
+                )}
+              </td>
+            )}
+            <td data-label={t.details}>
+              <DataList data={event.data} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** `datetime-local` value (local time) ⇄ ISO 8601 (UTC) for the service. */
+const toIso = (local: string): string | undefined => (local ? new Date(local).toISOString() : undefined);
+const toLocal = (iso: string | null): string => {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+/** The project's audit log: filter by event, user and time; page back; export what matches as CSV. */
+export function AuditPage(props: { query: URLSearchParams }): ReactNode {
+  const { api, can } = useConsole();
+  const project = useProject();
+  const type = props.query.get('type') ?? '';
+  const user = props.query.get('user') ?? '';
+  const from = props.query.get('from') ?? '';
+  const to = props.query.get('to') ?? '';
+  const filters: AuditFilters = {
+    type: type || undefined,
+    user_id: user || undefined,
+    from: from || undefined,
+    to: to || undefined,
+  };
+  const filterKey = JSON.stringify(filters);
+  const [form, setForm] = useState({ type: '', user: '', from: '', to: '' });
+  useEffect(() => {
+    setForm({ type, user, from: toLocal(from), to: toLocal(to) });
+  }, [type, user, from, to]);
+  const [more, setMore] = useState<AuditEvent[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [exportError, setExportError] = useState<unknown>(null);
+  const first = useResource(async () => {
+    const page = await api.audit.list(project, { ...filters, limit: 50 });
+    setMore([]);
+    setNext(page.next_before);
+    return page.events;
+  }, [api, project, filterKey]);
+  const apply = () =>
+    navigate(
+      withQuery(pathOf({ name: 'audit', project }), {
+        type: form.type.trim() || undefined,
+        user: form.user.trim() || undefined,
+        from: toIso(form.from),
+        to: toIso(form.to),
+      }),
+    );
+  const loadMore = async () => {
+    if (!next) return;
+    const page = await api.audit.list(project, { ...filters, before: next, limit: 50 });
+    setMore((list) => [...list, ...page.events]);
+    setNext(page.next_before);
+  };
+  const exportCsv = async () => {
+    setExportError(null);
+    try {
+      const csv = await api.audit.csv(project, filters);
+      const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `audit-${project}.csv`;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (error) {
+      setExportError(error);
+    }
+  };
+  const set = (name: keyof typeof form) => (event: { target: { value: string } }) =>
+    setForm((f) => ({ ...f, [name]: event.target.value }));
+  return (
+    <>
+      <PageTitle
+        actions={
+          can('audit.export') ? (
+            <ActionButton variant="secondary" action={exportCsv}>
+              {t.exportCsv}
+            </ActionButton>
+          ) : undefined
+        }
+      >
+        {t.auditTitle}
+      </PageTitle>
+      {exportError ? <ErrorNotice error={exportError} /> : null}
+      <form
+        className="card"
+        aria-label={t.filters}
+        onSubmit={(event) => {
+          event.preventDefault();
+          apply();
+        }}
+      >
+        <div className="grid">
+          <Field label={t.eventType} hint={t.eventTypeHint}>
+            {({ id, describedBy }) => (
+              <>
+                <input
+                  id={id}
+                  list={`${id}-types`}
+                  value={form.type}
+                  aria-describedby={describedBy}
+                  onChange={set('type')}
+                />
+                <datalist id={`${id}-types`}>
+                  {EVENT_TYPES.map((type) => (
+                    <option key={type} value={type} />
+                  ))}
+                </datalist>
+              </>
+            )}
+          </Field>
+          <Field label={t.userId}>
+            {({ id }) => <input id={id} value={form.user} spellCheck={false} onChange={set('user')} />}
+          </Field>
+          <Field label={t.from}>
+            {({ id }) => <input id={id} type="datetime-local" value={form.from} onChange={set('from')} />}
+          </Field>
+          <Field label={t.to}>
+            {({ id }) => <input id={id} type="datetime-local" value={form.to} onChange={set('to')} />}
+          </Field>
+        </div>
+        <div className="actions">
+          <button type="submit">{t.applyFilters}</button>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => navigate(pathOf({ name: 'audit', project }))}
+          >
+            {t.clearFilters}
+          </button>
+        </div>
+      </form>
+      <section className="card" aria-label={t.events}>
+        <Loaded resource={first}>
+          {(events: AuditEvent[]) => (
+            <>
+              <AuditTable events={[...events, ...more]} />
+              {next && (
+                <div className="actions">
+                  <ActionButton variant="secondary" action={() => loadMore().catch(setExportError)}>
+                    {t.loadMore}
+                  </ActionButton>
+                </div>
+              )}
+            </>
+          )}
+        </Loaded>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,390 @@
+import { createTesseraClient, memoryKeyStore, memoryStorage } from '@tessera/client';
+import type { Branding as SignInBranding, TesseraSignIn } from '@tessera/ui';
+import { createElement, type ReactNode, useEffect, useId, useMemo, useRef, useState } from 'react';
+import type { Branding, MessageTemplates, Project, TemplateField } from '../api/types.js';
+import { ActionButton, errorText, Field, Loaded, PageTitle, useResource } from '../components/ui.js';
+import { useConsole, useProject } from '../context.js';
+import { fill, t } from '../i18n/index.js';
+import { LOCALE_TAG, sample, TEMPLATE_FIELDS, templateProblem } from '../templates.js';
+
+const COLOR = /^#[0-9a-fA-F]{6}$/;
+
+/** The sign-in options of a project, as its public branding endpoint gives them to the element. */
+async function signInOptions(project: string): Promise<Partial<SignInBranding>> {
+  try {
+    const response = await fetch(`/v1/projects/${encodeURIComponent(project)}/branding`, {
+      credentials: 'omit',
+    });
+    return response.ok ? ((await response.json()) as Partial<SignInBranding>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The sign-in element with the draft branding, as the project's users would see it. It cannot act:
+ * its client reaches nowhere and the preview is inert (no focus, no clicks).
+ */
+function Preview(props: {
+  branding: Partial<SignInBranding>;
+  theme: 'light' | 'dark';
+  project: string;
+}): ReactNode {
+  const ref = useRef<TesseraSignIn | null>(null);
+  const client = useMemo(
+    () =>
+      createTesseraClient({
+        issuer: location.origin,
+        apiKeyId: props.project,
+        storage: memoryStorage(),
+        keyStore: memoryKeyStore(),
+        channel: null,
+        fetch: () => Promise.reject(new TypeError('preview only')),
+      }),
+    [props.project],
+  );
+  useEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    element.branding = props.branding;
+    element.client = client;
+  }, [props.branding, client]);
+  return (
+    <div className="preview" data-theme={props.theme} inert>
+      {createElement('tessera-sign-in', {
+        ref,
+        theme: props.theme,
+        autofill: 'off',
+        offers: 'none',
+        storage: 'memory',
+      })}
+    </div>
+  );
+}
+
+function ColorField(props: {
+  label: string;
+  value: string;
+  onChange(value: string): void;
+  error?: string;
+}): ReactNode {
+  return (
+    <Field label={props.label} hint={t.colorHint} error={props.error}>
+      {({ id, describedBy, invalid }) => (
+        <div className="inline-form">
+          <input
+            id={id}
+            value={props.value}
+            placeholder="#0a5cc2"
+            spellCheck={false}
+            aria-describedby={describedBy}
+            aria-invalid={invalid || undefined}
+            onChange={(event) => props.onChange(event.target.value)}
+          />
+          <input
+            type="color"
+            aria-label={fill(t.pickColor, { what: props.label })}
+            value={COLOR.test(props.value) ? props.value : '#000000'}
+            onChange={(event) => props.onChange(event.target.value)}
+          />
+        </div>
+      )}
+    </Field>
+  );
+}
+
+function BrandingEditor(props: { project: Project; options: Partial<SignInBranding> }): ReactNode {
+  const { api, can, notify } = useConsole();
+  const key = props.project.api_key_id;
+  const editable = can('branding.write');
+  const start = props.project.branding ?? {};
+  const [draft, setDraft] = useState({
+    display_name: start.display_name ?? '',
+    logo_url: start.logo_url ?? '',
+    primary_color: start.primary_color ?? '',
+    primary_color_dark: start.primary_color_dark ?? '',
+  });
+  const [theme, setTheme] = useState<'light' | 'dark'>('light');
+  const [error, setError] = useState('');
+  const themeName = useId();
+  const bad = (value: string) => (value && !COLOR.test(value) ? t.colorInvalid : undefined);
+  const preview = useMemo<Partial<SignInBranding>>(
+    () => ({
+      ...props.options,
+      name: draft.display_name || props.project.name,
+      logo_url: draft.logo_url || null,
+      primary_color: COLOR.test(draft.primary_color) ? draft.primary_color : null,
+      primary_color_dark: COLOR.test(draft.primary_color_dark) ? draft.primary_color_dark : null,
+    }),
+    [draft, props.options, props.project.name],
+  );
+  const save = async () => {
+    setError('');
+    if (bad(draft.primary_color) || bad(draft.primary_color_dark)) return setError(t.colorInvalid);
+    const body: Branding = Object.fromEntries(
+      Object.entries(draft)
+        .map(([name, value]) => [name, value.trim()])
+        .filter(([, value]) => value),
+    );
+    try {
+      await api.branding.set(key, body);
+      notify(t.brandingSaved);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const set = (name: keyof typeof draft) => (value: string) => setDraft((d) => ({ ...d, [name]: value }));
+  return (
+    <div className="grid">
+      <section className="card" aria-labelledby="branding-form">
+        <h2 id="branding-form">{t.brandingForm}</h2>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void save();
+          }}
+        >
+          <fieldset disabled={!editable}>
+            <legend className="sr-only">{t.brandingForm}</legend>
+            <Field label={t.displayName} hint={fill(t.displayNameHint, { name: props.project.name })}>
+              {({ id, describedBy }) => (
+                <input
+                  id={id}
+                  value={draft.display_name}
+                  maxLength={100}
+                  aria-describedby={describedBy}
+                  onChange={(event) => set('display_name')(event.target.value)}
+                />
+              )}
+            </Field>
+            <Field label={t.logoUrl} hint={t.logoUrlHint}>
+              {({ id, describedBy }) => (
+                <input
+                  id={id}
+                  type="url"
+                  value={draft.logo_url}
+                  aria-describedby={describedBy}
+                  onChange={(event) => set('logo_url')(event.target.value)}
+                />
+              )}
+            </Field>
+            <ColorField
+              label={t.primaryColor}
+              value={draft.primary_color}
+              onChange={set('primary_color')}
+              error={bad(draft.primary_color)}
+            />
+            <ColorField
+              label={t.primaryColorDark}
+              value={draft.primary_color_dark}
+              onChange={set('primary_color_dark')}
+              error={bad(draft.primary_color_dark)}
+            />
+          </fieldset>
+          {error && (
+            <p className="notice error" role="alert">
+              {error}
+            </p>
+          )}
+          {editable && <ActionButton action={save}>{t.saveBranding}</ActionButton>}
+        </form>
+      </section>
+      <section className="card" aria-labelledby="branding-preview">
+        <h2 id="branding-preview">{t.preview}</h2>
+        <fieldset>
+          <legend>{t.previewTheme}</legend>
+          {(['light', 'dark'] as const).map((value) => (
+            <label className="check" key={value}>
+              <input
+                type="radio"
+                name={themeName}
+                checked={theme === value}
+                onChange={() => setTheme(value)}
+              />
+              {value === 'light' ? t.themeLight : t.themeDark}
+            </label>
+          ))}
+        </fieldset>
+        <p className="muted">{t.previewText}</p>
+        <Preview branding={preview} theme={theme} project={key} />
+      </section>
+    </div>
+  );
+}
+
+function TemplatesEditor(props: { project: Project; reload(): void }): ReactNode {
+  const { api, can, notify } = useConsole();
+  const editable = can('branding.write');
+  const saved: MessageTemplates = props.project.message_templates ?? { locales: {} };
+  const [templates, setTemplates] = useState<MessageTemplates>(saved);
+  const languages = [...new Set(['en', 'fr', 'de', ...Object.keys(templates.locales)])];
+  const [language, setLanguage] = useState('en');
+  const [newLanguage, setNewLanguage] = useState('');
+  const [error, setError] = useState('');
+  const languageId = useId();
+  const texts = templates.locales[language] ?? {};
+  const problems = Object.fromEntries(
+    TEMPLATE_FIELDS.map((field) => [field, templateProblem(field, texts[field] ?? '')]),
+  ) as Record<TemplateField, string | undefined>;
+  const setText = (field: TemplateField, value: string) =>
+    setTemplates((all) => {
+      const locale = { ...all.locales[language] };
+      if (value) locale[field] = value;
+      else delete locale[field];
+      const locales = { ...all.locales, [language]: locale };
+      if (Object.keys(locale).length === 0) delete locales[language];
+      return { ...all, locales };
+    });
+  const save = async () => {
+    setError('');
+    const wrong = Object.entries(templates.locales).find(([, fields]) =>
+      TEMPLATE_FIELDS.some((field) => templateProblem(field, fields[field] ?? '')),
+    );
+    if (wrong) {
+      setLanguage(wrong[0]);
+      return setError(fill(t.templatesInvalid, { language: wrong[0] }));
+    }
+    try {
+      await api.projects.update(props.project.api_key_id, {
+        message_templates: Object.keys(templates.locales).length || templates.brand ? templates : null,
+      });
+      notify(t.templatesSaved);
+      props.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const labels: Record<TemplateField, string> = {
+    email_subject: t.emailSubject,
+    email_text: t.emailText,
+    email_html: t.emailHtml,
+    sms_text: t.smsText,
+  };
+  const brand = templates.brand || props.project.branding?.display_name || props.project.name;
+  return (
+    <section className="card" aria-labelledby="templates">
+      <h2 id="templates">{t.templatesTitle}</h2>
+      <p className="muted">
+        {fill(t.templatesText, {
+          placeholders: '{{code}}, {{lifetime}}, {{minutes}}, {{brand}}, {{project}}',
+        })}
+      </p>
+      <div className="inline-form">
+        <div className="field">
+          <label htmlFor={languageId}>{t.language}</label>
+          <select id={languageId} value={language} onChange={(event) => setLanguage(event.target.value)}>
+            {languages.map((tag) => (
+              <option key={tag} value={tag}>
+                {tag}
+                {templates.locales[tag] ? ` (${t.customised})` : ''}
+              </option>
+            ))}
+          </select>
+        </div>
+        {editable && (
+          <form
+            className="inline-form"
+            onSubmit={(event) => {
+              event.preventDefault();
+              const tag = newLanguage.trim().toLowerCase();
+              if (!LOCALE_TAG.test(tag)) return setError(t.languageInvalid);
+              setError('');
+              setLanguage(tag);
+              setNewLanguage('');
+            }}
+          >
+            <Field label={t.addLanguage} hint={t.addLanguageHint}>
+              {({ id, describedBy }) => (
+                <input
+                  id={id}
+                  value={newLanguage}
+                  size={8}
+                  aria-describedby={describedBy}
+                  onChange={(event) => setNewLanguage(event.target.value)}
+                />
+              )}
+            </Field>
+            <button type="submit" className="secondary">
+              {t.add}
+            </button>
+          </form>
+        )}
+      </div>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void save();
+        }}
+      >
+        <fieldset disabled={!editable}>
+          <legend>{fill(t.textsIn, { language })}</legend>
+          {TEMPLATE_FIELDS.map((field) => (
+            <Field
+              key={`${language}-${field}`}
+              label={labels[field]}
+              hint={t.templateEmptyHint}
+              error={problems[field]}
+            >
+              {({ id, describedBy, invalid }) =>
+                field === 'email_subject' ? (
+                  <input
+                    id={id}
+                    value={texts[field] ?? ''}
+                    aria-describedby={describedBy}
+                    aria-invalid={invalid || undefined}
+                    onChange={(event) => setText(field, event.target.value)}
+                  />
+                ) : (
+                  <textarea
+                    id={id}
+                    value={texts[field] ?? ''}
+                    rows={field === 'sms_text' ? 3 : 5}
+                    aria-describedby={describedBy}
+                    aria-invalid={invalid || undefined}
+                    onChange={(event) => setText(field, event.target.value)}
+                  />
+                )
+              }
+            </Field>
+          ))}
+        </fieldset>
+        {(texts.sms_text || texts.email_subject) && (
+          <div className="notice">
+            <h3>{t.samplePreview}</h3>
+            {texts.email_subject && <p>{sample(texts.email_subject, brand)}</p>}
+            {texts.sms_text && <p>{sample(texts.sms_text, brand)}</p>}
+          </div>
+        )}
+        {error && (
+          <p className="notice error" role="alert">
+            {error}
+          </p>
+        )}
+        {editable && <ActionButton action={save}>{t.saveTemplates}</ActionButton>}
+      </form>
+    </section>
+  );
+}
+
+/** The project's sign-in branding with a live preview, and its message texts in each language. */
+export function BrandingPage(): ReactNode {
+  const { api } = useConsole();
+  const key = useProject();
+  const data = useResource(
+    async () => ({ project: await api.projects.get(key), options: await signInOptions(key) }),
+    [api, key],
+  );
+  return (
+    <>
+      <PageTitle>{t.brandingTitle}</PageTitle>
+      <Loaded resource={data}>
+        {({ project, options }) => (
+          <>
+            <BrandingEditor project={project} options={options} />
+            <TemplatesEditor project={project} reload={data.reload} />
+          </>
+        )}
+      </Loaded>
+    </>
+  );
+}

@@ -1,0 +1,80 @@
+import type { ReactNode } from 'react';
+import type { SigningKey } from '../api/types.js';
+import { ConfirmButton } from '../components/confirm.js';
+import { Badge, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
+import { useConsole } from '../context.js';
+import { t } from '../i18n/index.js';
+
+const TONE: Record<string, 'ok' | 'warn' | 'bad'> = {
+  active: 'ok',
+  next: 'warn',
+  published: 'warn',
+  retired: 'bad',
+};
+
+/** The service's signing keys with their state and dates; rotation with the pre-publication delay. */
+export function KeysPage(): ReactNode {
+  const { api, notify } = useConsole();
+  const keys = useResource(() => api.keys.list(), [api]);
+  return (
+    <>
+      <PageTitle>{t.keysTitle}</PageTitle>
+      <p className="muted">{t.keysText}</p>
+      <section className="card" aria-labelledby="key-list">
+        <h2 id="key-list">{t.signingKeys}</h2>
+        <Loaded resource={keys}>
+          {(data: { keys: SigningKey[] }) => (
+            <table className="stack">
+              <caption className="sr-only">{t.signingKeys}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t.keyId}</th>
+                  <th scope="col">{t.state}</th>
+                  <th scope="col">{t.created}</th>
+                  <th scope="col">{t.activeFrom}</th>
+                  <th scope="col">{t.retired}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.keys.map((key) => (
+                  <tr key={key.kid}>
+                    <td data-label={t.keyId} className="mono">
+                      {key.kid}
+                    </td>
+                    <td data-label={t.state}>
+                      <Badge tone={TONE[key.state] ?? 'warn'}>{key.state}</Badge>
+                    </td>
+                    <td data-label={t.created}>
+                      <Time at={key.created_at} />
+                    </td>
+                    <td data-label={t.activeFrom}>
+                      <Time at={key.activated_at ?? null} />
+                    </td>
+                    <td data-label={t.retired}>
+                      <Time at={key.retired_at ?? null} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Loaded>
+        <div className="actions">
+          <ConfirmButton
+            variant="primary"
+            title={t.rotateKeysTitle}
+            text={<p>{t.rotateKeysText}</p>}
+            confirm={t.rotateKeys}
+            action={async () => {
+              await api.keys.rotate();
+              notify(t.keysRotated);
+              keys.reload();
+            }}
+          >
+            {t.rotateKeys}
+          </ConfirmButton>
+        </div>
+      </section>
+    </>
+  );
+}

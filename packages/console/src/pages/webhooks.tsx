@@ -1,0 +1,323 @@
+import { type ReactNode, useState } from 'react';
+import type { Webhook, WebhookDelivery } from '../api/types.js';
+import { ConfirmButton } from '../components/confirm.js';
+import { SecretOnce } from '../components/secret.js';
+import {
+  ActionButton,
+  Badge,
+  errorText,
+  Field,
+  Loaded,
+  PageTitle,
+  Time,
+  useResource,
+} from '../components/ui.js';
+import { useConsole, useProject } from '../context.js';
+import { fill, t } from '../i18n/index.js';
+import { Link, navigate, pathOf } from '../router.js';
+import { EVENT_TYPES } from './audit.js';
+
+const tone = (status: string | null): 'ok' | 'bad' | 'warn' =>
+  status === 'delivered' || status === 'ok'
+    ? 'ok'
+    : status === 'failed' || status === 'error'
+      ? 'bad'
+      : 'warn';
+
+function NewWebhook(props: { created(webhook: Webhook): void }): ReactNode {
+  const { api } = useConsole();
+  const project = useProject();
+  const [url, setUrl] = useState('');
+  const [types, setTypes] = useState<string[]>([]);
+  const [error, setError] = useState('');
+  const create = async () => {
+    setError('');
+    if (!url.trim()) return setError(t.webhookUrlRequired);
+    try {
+      const webhook = await api.webhooks.create(project, { url: url.trim(), event_types: types });
+      setUrl('');
+      setTypes([]);
+      props.created(webhook);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="new-webhook">
+      <h2 id="new-webhook">{t.newWebhook}</h2>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create();
+        }}
+      >
+        <Field label={t.webhookUrl} hint={t.webhookUrlHint}>
+          {({ id, describedBy }) => (
+            <input
+              id={id}
+              type="url"
+              value={url}
+              spellCheck={false}
+              aria-describedby={describedBy}
+              onChange={(event) => setUrl(event.target.value)}
+            />
+          )}
+        </Field>
+        <details>
+          <summary>{fill(t.eventTypesChosen, { n: types.length || t.allEvents })}</summary>
+          <fieldset>
+            <legend>{t.eventTypes}</legend>
+            <p className="muted">{t.eventTypesHint}</p>
+            {EVENT_TYPES.map((type) => (
+              <label className="check mono" key={type}>
+                <input
+                  type="checkbox"
+                  checked={types.includes(type)}
+                  onChange={(event) =>
+                    setTypes((list) =>
+                      event.target.checked ? [...list, type] : list.filter((x) => x !== type),
+                    )
+                  }
+                />
+                {type}
+              </label>
+            ))}
+          </fieldset>
+        </details>
+        {error && (
+          <p className="notice error" role="alert">
+            {error}
+          </p>
+        )}
+        <div className="actions">
+          <ActionButton action={create}>{t.addWebhook}</ActionButton>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** The project's webhook endpoints, their last status, and adding one (its secret shown once). */
+export function WebhooksPage(): ReactNode {
+  const { api, can, notify } = useConsole();
+  const project = useProject();
+  const webhooks = useResource(() => api.webhooks.list(project), [api, project]);
+  const [secret, setSecret] = useState<{ url: string; value: string } | null>(null);
+  return (
+    <>
+      <PageTitle>{t.webhooksTitle}</PageTitle>
+      {secret && (
+        <SecretOnce
+          label={fill(t.webhookSecretOf, { url: secret.url })}
+          value={secret.value}
+          onDone={() => setSecret(null)}
+        />
+      )}
+      <section className="card" aria-labelledby="webhook-list">
+        <h2 id="webhook-list">{t.endpoints}</h2>
+        <Loaded resource={webhooks}>
+          {(list) =>
+            list.length === 0 ? (
+              <p>{t.noWebhooks}</p>
+            ) : (
+              <table className="stack">
+                <caption className="sr-only">{t.endpoints}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{t.webhookUrl}</th>
+                    <th scope="col">{t.eventTypes}</th>
+                    <th scope="col">{t.lastStatus}</th>
+                    <th scope="col">{t.lastAttempt}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((w) => (
+                    <tr key={w.webhook_id}>
+                      <td data-label={t.webhookUrl} className="mono">
+                        <Link to={pathOf({ name: 'webhook', project, webhookId: w.webhook_id })}>
+                          {w.url}
+                        </Link>
+                      </td>
+                      <td data-label={t.eventTypes}>
+                        {w.event_types.length ? w.event_types.join(', ') : t.allEvents}
+                      </td>
+                      <td data-label={t.lastStatus}>
+                        {w.last_status ? <Badge tone={tone(w.last_status)}>{w.last_status}</Badge> : t.never}
+                      </td>
+                      <td data-label={t.lastAttempt}>
+                        <Time at={w.last_attempt_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Loaded>
+      </section>
+      {can('webhooks.write') && (
+        <NewWebhook
+          created={(webhook) => {
+            notify(t.webhookAdded);
+            if (webhook.secret) setSecret({ url: webhook.url, value: webhook.secret });
+            webhooks.reload();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function Deliveries(props: { webhookId: string }): ReactNode {
+  const { api, can, notify } = useConsole();
+  const project = useProject();
+  const deliveries = useResource(
+    () => api.webhooks.deliveries(project, props.webhookId),
+    [api, project, props.webhookId],
+  );
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      notify(done);
+      deliveries.reload();
+    } catch (error) {
+      notify(errorText(error));
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="deliveries">
+      <div className="page-head">
+        <h2 id="deliveries">{t.deliveries}</h2>
+        <div className="actions">
+          <button type="button" className="secondary" onClick={deliveries.reload}>
+            {t.refresh}
+          </button>
+          {can('webhooks.write') && (
+            <ActionButton
+              variant="secondary"
+              action={() => act(() => api.webhooks.test(project, props.webhookId), t.testEventSent)}
+            >
+              {t.sendTestEvent}
+            </ActionButton>
+          )}
+        </div>
+      </div>
+      <Loaded resource={deliveries}>
+        {(list: WebhookDelivery[]) =>
+          list.length === 0 ? (
+            <p>{t.noDeliveries}</p>
+          ) : (
+            <table className="stack">
+              <caption className="sr-only">{t.deliveries}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t.event}</th>
+                  <th scope="col">{t.status}</th>
+                  <th scope="col">{t.attempts}</th>
+                  <th scope="col">{t.lastResponse}</th>
+                  <th scope="col">{t.created}</th>
+                  <th scope="col">{t.nextAttempt}</th>
+                  {can('webhooks.write') && (
+                    <th scope="col">
+                      <span className="sr-only">{t.actions}</span>
+                    </th>
+                  )}
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((d) => (
+                  <tr key={d.delivery_id}>
+                    <td data-label={t.event} className="mono">
+                      {d.event_type}
+                    </td>
+                    <td data-label={t.status}>
+                      <Badge tone={tone(d.status)}>{d.status}</Badge>
+                    </td>
+                    <td data-label={t.attempts}>{d.attempts}</td>
+                    <td data-label={t.lastResponse}>
+                      {d.last_status_code ?? ''} {d.last_error ?? (d.last_status_code ? '' : '—')}
+                    </td>
+                    <td data-label={t.created}>
+                      <Time at={d.created_at} />
+                    </td>
+                    <td data-label={t.nextAttempt}>
+                      {d.next_attempt_at ? <Time at={d.next_attempt_at} /> : '—'}
+                    </td>
+                    {can('webhooks.write') && (
+                      <td>
+                        <ActionButton
+                          variant="secondary"
+                          aria-label={fill(t.redeliverNamed, {
+                            event: d.event_type,
+                            when: d.created_at ?? '',
+                          })}
+                          action={() =>
+                            act(
+                              () => api.webhooks.redeliver(project, props.webhookId, d.delivery_id),
+                              t.redelivered,
+                            )
+                          }
+                        >
+                          {t.redeliver}
+                        </ActionButton>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+/** One webhook endpoint: its deliveries with status and retries, redelivery, a test event. */
+export function WebhookPage(props: { webhookId: string }): ReactNode {
+  const { api, can, notify } = useConsole();
+  const project = useProject();
+  const webhook = useResource(
+    () => api.webhooks.get(project, props.webhookId),
+    [api, project, props.webhookId],
+  );
+  return (
+    <Loaded resource={webhook}>
+      {(w: Webhook) => (
+        <>
+          <PageTitle>{fill(t.webhookTitle, { url: w.url })}</PageTitle>
+          <section className="card" aria-labelledby="webhook-facts">
+            <h2 id="webhook-facts">{t.endpoint}</h2>
+            <dl className="facts">
+              <dt>{t.webhookUrl}</dt>
+              <dd className="mono">{w.url}</dd>
+              <dt>{t.eventTypes}</dt>
+              <dd>{w.event_types.length ? w.event_types.join(', ') : t.allEvents}</dd>
+              <dt>{t.created}</dt>
+              <dd>
+                <Time at={w.created_at} />
+              </dd>
+            </dl>
+            {can('webhooks.write') && (
+              <div className="actions">
+                <ConfirmButton
+                  title={t.deleteWebhookTitle}
+                  text={<p>{fill(t.deleteWebhookText, { url: w.url })}</p>}
+                  confirm={t.delete}
+                  action={async () => {
+                    await api.webhooks.delete(project, w.webhook_id);
+                    notify(t.webhookDeleted);
+                    navigate(pathOf({ name: 'webhooks', project }), { replace: true });
+                  }}
+                >
+                  {t.deleteWebhook}
+                </ConfirmButton>
+              </div>
+            )}
+          </section>
+          <Deliveries webhookId={w.webhook_id} />
+        </>
+      )}
+    </Loaded>
+  );
+}
