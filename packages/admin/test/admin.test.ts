@@ -2,6 +2,8 @@
 // operation of the server's live OpenAPI document is called through the client's resources (a
 // recording fetch checks it at the end), with what each call changed checked over HTTP.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import {
@@ -21,11 +23,13 @@ import {
   signInOnHostedPages,
 } from '../../server/test/helpers/oidc.js';
 import {
+  deviceSignIn,
   otpUser,
   refreshGrant,
   registerDevice,
   registerPasskey,
   type SignedInUser,
+  setPin,
 } from '../../server/test/helpers/sign-in-methods.js';
 import { adminOperations, type Operation } from '../scripts/generate.js';
 import {
@@ -60,7 +64,7 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
 
   before(async () => {
     server = await startServer(dialect, {
-      env: { ...RELAXED_LIMITS, TESSERA_OPERATOR_TOKEN: OPERATOR_TOKEN },
+      env: { ...RELAXED_LIMITS, TESSERA_OPERATOR_TOKEN: OPERATOR_TOKEN, TESSERA_CONSOLE: 'true' },
     });
     const doc = (await server.request('GET', '/openapi.json')).body;
     operations = adminOperations(doc);
@@ -94,6 +98,12 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     assert.equal(await admin.users.find(uniqueEmail('nobody')), undefined);
     const got = await admin.users.get(user.userId);
     assert.equal(got.identifier, user.email);
+    const prefix = user.email.slice(0, 8);
+    assert.deepEqual(
+      (await admin.users.list({ query: prefix }).toArray()).map((u) => u.user_id),
+      [user.userId],
+    );
+    assert.deepEqual(await admin.users.list({ query: 'zz-nobody' }).toArray(), []);
     assert.equal(
       (await admin.users.update(user.userId, { client_user_id: 'crm-42' })).client_user_id,
       'crm-42',
@@ -160,6 +170,20 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     await admin.passkeys.remove(user.userId, passkey.passkey_id);
     assert.deepEqual(await admin.passkeys.list(user.userId).toArray(), []);
     await refused(admin.passkeys.remove(user.userId, passkey.passkey_id), 'passkey_not_found', 404);
+  });
+
+  test('pin: set, locked by five wrong PINs, unlocked', async () => {
+    assert.deepEqual(await admin.pin.get(user.userId), { set: false, locked: false });
+    const device = await registerDevice(server, user, 'Tablet');
+    await setPin(server, user, '482916');
+    for (let i = 0; i < 5; i++) await deviceSignIn(server, device, { pin: '000000' });
+    assert.deepEqual(await admin.pin.get(user.userId), { set: true, locked: true });
+    assert.deepEqual(await admin.pin.unlock(user.userId), { unlocked: true });
+    assert.deepEqual(await admin.pin.get(user.userId), { set: true, locked: false });
+    assert.deepEqual(await admin.pin.unlock(user.userId), { unlocked: false });
+    const signedIn = await deviceSignIn(server, device, { pin: '482916' });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    await admin.devices.remove(user.userId, device.deviceId);
   });
 
   test('clients (RFC 7591 names): register with the secret shown once, list, get, replace, delete; RFC 7591 errors', async () => {
@@ -250,20 +274,56 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     await refused(admin.webhooks.get(created.webhook_id), 'not_found', 404);
   });
 
+  test('webhooks: a test event and a redelivery reach the endpoint', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const hook = await admin.webhooks.create({ url: `http://127.0.0.1:${port}/hook` });
+      const sent = await admin.webhooks.test(hook.webhook_id);
+      assert.equal(sent.event_type, 'webhook.test');
+      const again = await admin.webhooks.redeliver(hook.webhook_id, sent.delivery_id);
+      assert.notEqual(again.delivery_id, sent.delivery_id);
+      assert.equal(again.event_type, 'webhook.test');
+      for (let i = 0; i < 100 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(received.length, 2);
+      assert.equal(received[0], received[1], 'the same body, sent again');
+      const deliveries = await admin.webhooks.deliveries(hook.webhook_id).toArray();
+      assert.deepEqual(
+        deliveries.map((d) => d.delivery_id).sort(),
+        [sent.delivery_id, again.delivery_id].sort(),
+      );
+      await admin.webhooks.delete(hook.webhook_id);
+    } finally {
+      receiver.close();
+    }
+  });
+
   test('audit: filtered, paginated page after page; a loop that breaks asks for no further page', async () => {
     const filter = { user_id: user.userId, type: 'signin.succeeded', limit: '1' };
     const pages = [];
     for await (const page of admin.audit.list(filter).pages()) pages.push(page);
-    // Signed in by OTP four times so far: the first sign-in, a second session, after the revocation, the hosted pages.
+    // Five sign-ins so far: by OTP the first, a second session, after the revocation, on the hosted
+    // pages; then by PIN.
     assert.deepEqual(
       pages.map((p) => p.events.length),
-      [1, 1, 1, 1],
+      [1, 1, 1, 1, 1],
     );
     assert.equal(pages.at(-1)!.next_before, null);
     const events = await admin.audit.list(filter).toArray();
-    assert.equal(events.length, 4);
+    assert.equal(events.length, 5);
     assert.ok(events.every((e) => e.user_id === user.userId && e.type === 'signin.succeeded'));
-    assert.equal(new Set(events.map((e) => e.event_id)).size, 4, 'no event twice');
+    assert.equal(new Set(events.map((e) => e.event_id)).size, 5, 'no event twice');
     const before = recorder.requests.length;
     for await (const _event of admin.audit.list(filter)) break;
     assert.equal(recorder.requests.length - before, 1, 'one page asked for');
@@ -272,6 +332,19 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     assert.equal(first.events.length, 2);
     assert.equal(typeof first.next_before, 'string');
     await refused(admin.audit.page({ limit: '0' }), 'invalid_request', 400);
+  });
+
+  test('audit export as CSV, and the overview’s stats', async () => {
+    const csv = await admin.audit.export({ user_id: user.userId, type: 'signin.succeeded' });
+    const rows = csv.trim().split(/\r?\n/);
+    assert.match(rows[0]!, /event_id/);
+    assert.equal(rows.length, 1 + 5, 'a header and the five sign-ins');
+    assert.ok(rows.slice(1).every((row) => row.includes('signin.succeeded') && row.includes(user.userId)));
+    const stats = await admin.stats.get({ bucket: 'day' });
+    assert.equal(stats.bucket, 'day');
+    const otp = stats.buckets.reduce((sum, b) => sum + (b.sign_ins['OTP'] ?? 0), 0);
+    assert.ok(otp >= 4, `${otp} OTP sign-ins counted`);
+    await refused(admin.stats.get({ bucket: 'week' as 'day' }), 'invalid_request', 400);
   });
 
   test('branding and client registration: set and read back', async () => {
@@ -290,7 +363,7 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     const created = await operator.projects.create({ name: 'shop', origins: ['https://shop.example'] });
     assert.equal(typeof created.api_key_secret, 'string');
     const names = (await operator.projects.list().toArray()).map((p) => p.name).sort();
-    assert.deepEqual(names, ['shop', 'test']);
+    assert.deepEqual(names, ['console', 'shop', 'test']);
     assert.equal((await operator.projects.get(created.api_key_id)).name, 'shop');
     const updated = await operator.projects.update(created.api_key_id, {
       add_origins: ['https://www.shop.example'],
@@ -336,8 +409,85 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     await operator.projects.delete(created.api_key_id);
     await refused(operator.projects.get(created.api_key_id), 'unknown_api_key', 404);
     // The operator token is not an API key, and an API key is not the operator token.
-    await refused(operator.users.get(user.userId), 'invalid_client', 401);
-    await refused(admin.projects.list().toArray(), 'unauthorized', 401);
+    await refused(operator.users.get(user.userId), 'invalid_token', 401);
+    await refused(admin.projects.list().toArray(), 'invalid_token', 401);
+  });
+
+  test('operator: signing keys listed, one rotated with the pre-publication delay', async () => {
+    const before = await operator.keys.list().toArray();
+    assert.ok(before.some((k) => k.state === 'active'));
+    const rotated = await operator.keys.rotate({ delay_seconds: 3600 });
+    const after = await operator.keys.list().toArray();
+    const next = after.find((k) => k.kid === rotated.kid);
+    assert.equal(next?.state, 'next', 'published, not yet signing');
+    assert.equal(next?.activate_at, rotated.activate_at);
+    const jwks = await server.request('GET', '/.well-known/jwks.json');
+    assert.ok(
+      jwks.body.keys.some((k: { kid: string }) => k.kid === rotated.kid),
+      'in the JWKS already',
+    );
+    await refused(admin.keys.list().toArray(), 'invalid_token', 401);
+  });
+
+  test('console members: their own token with Tessera-Project; roles decide, other projects are unknown', async () => {
+    const made = await server.ctx.console.project();
+    assert.ok(made);
+    const consoleProject = { ...made, project_id: made.id, api_key_secret: '' };
+    const other = await server.ctx.projects.create({ name: 'other', origins: ['http://other.test'] });
+    const people = { operator: uniqueEmail('op'), support: uniqueEmail('support') };
+    await server.ctx.console.grant(people.operator, 'operator');
+    await server.ctx.console.grant(people.support, 'support', server.project.api_key_id);
+    const tokens = {
+      operator: (await server.signIn(people.operator, consoleProject)).access_token,
+      support: (await server.signIn(people.support, consoleProject)).access_token,
+    };
+    const member = (who: keyof typeof tokens, project?: string) =>
+      createTesseraAdmin({
+        issuer: server.url,
+        accessToken: async () => tokens[who],
+        ...(project !== undefined && { project }),
+        fetch: recorder.fetch,
+      });
+
+    const op = await member('operator').console.me();
+    assert.equal(op.operator, true);
+    assert.equal(op.identifier, people.operator);
+    const support = await member('support').console.me();
+    assert.deepEqual(support.projects, [
+      { api_key_id: server.project.api_key_id, name: 'test', role: 'support' },
+    ]);
+
+    const asSupport = member('support', server.project.api_key_id);
+    assert.equal((await asSupport.users.get(user.userId)).user_id, user.userId);
+    const forbidden = await refused(asSupport.users.delete(user.userId), 'forbidden', 403);
+    assert.match(forbidden.detail, /users\.delete|delete/);
+    await refused(asSupport.forProject(other.api_key_id).users.get(user.userId), 'not_found', 404);
+    await refused(asSupport.keys.list().toArray(), 'forbidden', 403);
+
+    const asOperator = member('operator', other.api_key_id);
+    assert.deepEqual(
+      await asOperator.users.list({ query: 'a' }).toArray(),
+      [],
+      'another project’s users are not these',
+    );
+    assert.equal(
+      (await asOperator.forProject(server.project.api_key_id).users.get(user.userId)).user_id,
+      user.userId,
+    );
+    assert.ok((await asOperator.keys.list().toArray()).length >= 2);
+    assert.ok((await asOperator.projects.list().toArray()).some((p) => p.name === 'other'));
+
+    // Every action taken with a console token names its actor in the audit event.
+    await asOperator.forProject(server.project.api_key_id).claims.set(user.userId, { by: 'console' });
+    const [changed] = await admin.audit
+      .list({ user_id: user.userId, type: 'claims.changed', limit: '1' })
+      .toArray({ max: 1 });
+    assert.deepEqual(changed?.data['actor'], {
+      user_id: op.user_id,
+      identifier: people.operator,
+      role: 'operator',
+    });
+    await admin.claims.clear(user.userId);
   });
 
   test('users: delete (the user is gone, their tokens fail /verify)', async () => {
