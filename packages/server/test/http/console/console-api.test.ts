@@ -413,16 +413,21 @@ eachDialect('console API', (dialect) => {
     assert.equal(stats.status, 200, stats.text);
     assert.equal(stats.body.bucket, 'hour');
     assert.ok(stats.body.buckets.length >= 2 && stats.body.buckets.length <= 3, stats.text);
-    const sum = (pick: (b: Record<string, never>) => number) =>
-      stats.body.buckets.reduce((total: number, b: Record<string, never>) => total + pick(b), 0);
-    const otpSignIns = sum((b) => (b as { sign_ins: { OTP?: number } }).sign_ins.OTP ?? 0);
+    interface Bucket {
+      sign_ins: { OTP?: number };
+      otp_sends: number;
+      reuse_detections: number;
+    }
+    const sum = (pick: (b: Bucket) => number) =>
+      (stats.body.buckets as Bucket[]).reduce((total, b) => total + pick(b), 0);
+    const otpSignIns = sum((b) => b.sign_ins.OTP ?? 0);
     const events = await as('viewer', 'GET', `/v1/audit?type=signin.succeeded&from=${from}&limit=500`, {
       project: A(),
     });
     assert.equal(otpSignIns, events.body.events.length);
     assert.ok(otpSignIns >= 1);
-    assert.ok(sum((b) => (b as { otp_sends: number }).otp_sends) >= 1);
-    assert.ok(sum((b) => (b as { reuse_detections: number }).reuse_detections) >= 1, stats.text);
+    assert.ok(sum((b) => b.otp_sends) >= 1);
+    assert.ok(sum((b) => b.reuse_detections) >= 1, stats.text);
     // Nothing of B's.
     const b = await as('operator', 'GET', `/v1/stats?from=${from}&to=${to}`, {
       project: projectB.api_key_id,
