@@ -249,11 +249,14 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
       const paths = pkg.files.map((f) => f.path);
       for (const must of ['LICENSE', 'README.md', 'package.json'])
         assert.ok(paths.includes(must), `${pkg.name}: ${must}`);
+      // The server also serves the console (issue 33): its page and stylesheet beside its script.
+      const consoleAssets =
+        pkg.name === '@tessera/server' ? /^dist\/console\/(index\.html|[\w.-]+\.css)$/ : /^$/;
       const stray = paths.filter(
         (p) =>
           !/^(LICENSE|README\.md|package\.json|dist\/[\w./-]+\.(js|d\.ts)|dist\/cjs\/package\.json|bin\/tessera\.js)$/.test(
             p,
-          ),
+          ) && !consoleAssets.test(p),
       );
       assert.deepEqual(stray, [], `${pkg.name} ships only what users need`);
     }
