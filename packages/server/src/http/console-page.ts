@@ -21,8 +21,11 @@ export function consolePageFamily(ctx: AppContext): FastifyPluginAsync {
         bundle: consoleBundle(),
         issuer: ctx.config.issuer,
         consoleApiKeyId: async () => {
-          const project = await ctx.console.project();
-          if (!project) throw serviceUnavailable('the console project is not set up yet; retry shortly', 5);
+          const project =
+            (await ctx.console.project()) ??
+            (await ctx.console.ensureProject().catch(() => {
+              throw serviceUnavailable('the console project is not set up yet; retry shortly', 5);
+            }));
           return project.api_key_id;
         },
       }),

@@ -45,7 +45,7 @@ export function permissionOf(method: string, url: string): string {
   if (/\/rotate-secret$/.test(url)) return 'project.secret.rotate';
   // users/<sub-resource>: the sub-resource names the area (sessions, devices, claims, …).
   let area = parts[0] === 'projects' ? (parts[1] ?? 'project') : (parts[0] ?? 'project');
-  if (parts[0] === 'users' && parts[1]) area = parts[1];
+  if (parts[0] === 'users' && parts[1] && parts[1] !== 'search') area = parts[1];
   if (area === 'projects') area = 'project';
   if (method === 'GET' || method === 'HEAD') return `${area}.read`;
   if (area === 'sessions') return 'sessions.revoke';

@@ -266,6 +266,9 @@ eachDialect('console API', (dialect) => {
     const audit = await server.request('GET', '/v1/audit?type=key.rotated', {
       headers: { authorization: basicAuth(server.project) },
     });
+    // Without a body: the configured delay.
+    const plain = await as('operator', 'POST', '/v1/operator/keys/rotate');
+    assert.equal(plain.status, 200, plain.text);
     const event = audit.body.events.find((e: { data: { kid: string } }) => e.data.kid === rotated.body.kid);
     assert.equal(event.data.by, 'console');
     assert.equal(event.data.actor.identifier, people.operator);
