@@ -28,7 +28,7 @@ const PROJECT_NAV: ReadonlyArray<{
   { name: 'webhooks', label: 'navWebhooks', needs: 'read' },
   { name: 'clients', label: 'navClients', needs: 'read' },
   { name: 'branding', label: 'navBranding', needs: 'read' },
-  { name: 'settings', label: 'navSettings', needs: 'settings.read' },
+  { name: 'settings', label: 'navSettings', needs: 'read' },
 ];
 
 /** The page a route names, when the member may see it. */
@@ -47,7 +47,7 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
     case 'user':
       return <UserPage userId={route.userId} />;
     case 'settings':
-      return can('settings.read') ? <SettingsPage /> : <NotFound />;
+      return <SettingsPage />;
     case 'clients':
       return <ClientsPage />;
     case 'branding':

@@ -223,7 +223,7 @@ export const en = {
   redirectUrisHint: 'One a line, matched exactly. http only on localhost.',
   redirectUrisRequired: 'Give at least one redirect URI.',
   editRedirectUris: 'Edit redirect URIs',
-  editUrisOf: 'Edit the redirect URIs of {name}',
+  editUrisOf: 'Edit redirect URIs of {name}',
   createClient: 'Create client',
   clientCreated: 'The client {name} is created.',
   clientSaved: 'The redirect URIs are saved.',

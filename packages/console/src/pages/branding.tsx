@@ -71,7 +71,7 @@ function ColorField(props: {
   return (
     <Field label={props.label} hint={t.colorHint} error={props.error}>
       {({ id, describedBy, invalid }) => (
-        <div className="inline-form">
+        <div className="color-row">
           <input
             id={id}
             value={props.value}
@@ -96,7 +96,7 @@ function ColorField(props: {
 function BrandingEditor(props: { project: Project; options: Partial<SignInBranding> }): ReactNode {
   const { api, can, notify } = useConsole();
   const key = props.project.api_key_id;
-  const editable = can('branding.write');
+  const editable = can('settings.write');
   const start = props.project.branding ?? {};
   const [draft, setDraft] = useState({
     display_name: start.display_name ?? '',
@@ -144,7 +144,7 @@ function BrandingEditor(props: { project: Project; options: Partial<SignInBrandi
             void save();
           }}
         >
-          <fieldset disabled={!editable}>
+          <fieldset className="bare" disabled={!editable}>
             <legend className="sr-only">{t.brandingForm}</legend>
             <Field label={t.displayName} hint={fill(t.displayNameHint, { name: props.project.name })}>
               {({ id, describedBy }) => (
@@ -214,7 +214,7 @@ function BrandingEditor(props: { project: Project; options: Partial<SignInBrandi
 
 function TemplatesEditor(props: { project: Project; reload(): void }): ReactNode {
   const { api, can, notify } = useConsole();
-  const editable = can('branding.write');
+  const editable = can('settings.write');
   const saved: MessageTemplates = props.project.message_templates ?? { locales: {} };
   const [templates, setTemplates] = useState<MessageTemplates>(saved);
   const languages = [...new Set(['en', 'fr', 'de', ...Object.keys(templates.locales)])];

@@ -76,7 +76,7 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
       }}
     >
       <h2 id="settings-form">{t.settingsForm}</h2>
-      <fieldset disabled={!editable}>
+      <fieldset className="bare" disabled={!editable}>
         <legend className="sr-only">{t.settingsForm}</legend>
         <Field label={t.projectName}>
           {({ id }) => <input id={id} value={form.name} maxLength={100} onChange={text('name')} />}
