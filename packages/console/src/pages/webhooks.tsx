@@ -17,6 +17,12 @@ import { fill, t } from '../i18n/index.js';
 import { Link, navigate, pathOf } from '../router.js';
 import { EVENT_TYPES } from './audit.js';
 
+/** An endpoint's events in words (none listed, or `*`: every event). */
+const eventsOf = (webhook: Webhook): string =>
+  webhook.event_types.length === 0 || webhook.event_types.includes('*')
+    ? t.allEvents
+    : webhook.event_types.join(', ');
+
 const tone = (status: string | null): 'ok' | 'bad' | 'warn' =>
   status === 'delivered' || status === 'ok'
     ? 'ok'
@@ -64,7 +70,7 @@ function NewWebhook(props: { created(webhook: Webhook): void }): ReactNode {
           )}
         </Field>
         <details>
-          <summary>{fill(t.eventTypesChosen, { n: types.length || t.allEvents })}</summary>
+          <summary>{types.length ? fill(t.eventTypesChosen, { n: types.length }) : t.eventTypesAll}</summary>
           <fieldset>
             <legend>{t.eventTypes}</legend>
             <p className="muted">{t.eventTypesHint}</p>
@@ -138,9 +144,7 @@ export function WebhooksPage(): ReactNode {
                           {w.url}
                         </Link>
                       </td>
-                      <td data-label={t.eventTypes}>
-                        {w.event_types.length ? w.event_types.join(', ') : t.allEvents}
-                      </td>
+                      <td data-label={t.eventTypes}>{eventsOf(w)}</td>
                       <td data-label={t.lastStatus}>
                         {w.last_status ? <Badge tone={tone(w.last_status)}>{w.last_status}</Badge> : t.never}
                       </td>
@@ -292,7 +296,7 @@ export function WebhookPage(props: { webhookId: string }): ReactNode {
               <dt>{t.webhookUrl}</dt>
               <dd className="mono">{w.url}</dd>
               <dt>{t.eventTypes}</dt>
-              <dd>{w.event_types.length ? w.event_types.join(', ') : t.allEvents}</dd>
+              <dd>{eventsOf(w)}</dd>
               <dt>{t.created}</dt>
               <dd>
                 <Time at={w.created_at} />
