@@ -133,7 +133,8 @@ export function consoleApi(options: {
     },
     keys: {
       list: () => http.call<{ keys: SigningKey[] }>('GET', '/v1/operator/keys'),
-      rotate: () => http.call<unknown>('POST', '/v1/operator/keys/rotate'),
+      rotate: () =>
+        http.call<{ kid: string; activate_at: string }>('POST', '/v1/operator/keys/rotate', { body: {} }),
     },
     webhooks: {
       list: (project: string) => guard(of(project).webhooks.list().toArray()) as Promise<Webhook[]>,

@@ -324,12 +324,12 @@ export const en = {
   signingKeys: 'Keys',
   keyId: 'Key id (kid)',
   activeFrom: 'Signs from',
-  retired: 'Retired',
+  retires: 'Unpublished after',
   rotateKeys: 'Rotate keys',
   rotateKeysTitle: 'Rotate the signing keys?',
   rotateKeysText:
     'A new key is made and published now; it starts signing after the pre-publication delay, and the current key is then retired. Tokens already issued stay valid.',
-  keysRotated: 'A new signing key is published.',
+  keysRotated: 'A new signing key is published; it signs from {when}.',
 
   // Webhooks.
   webhooksTitle: 'Webhooks',
