@@ -178,18 +178,43 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await checkPage(page, 'overview', problems);
   });
 
-  test('finds a user, signs them out everywhere (their token then fails /verify)', async () => {
+  test('by keyboard alone: finds a user, signs them out everywhere (their token then fails /verify)', async () => {
     const { page } = op;
     assert.equal((await verify(h.server, ada.bundle.access_token)).success, true);
-    await page.getByRole('link', { name: 'Users' }).click();
-    await heading(page, 'Users').waitFor();
-    await page.getByLabel('Find a user').fill('ada@');
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement as HTMLElement | null;
+        return `${e?.tagName.toLowerCase()} ${e?.getAttribute('aria-label') ?? e?.textContent?.trim() ?? ''}`;
+      });
+    // The navigation: from the page's heading, back to the menu's Users link.
+    await page.getByRole('link', { name: 'Users' }).focus();
     await page.keyboard.press('Enter');
-    await page.getByRole('link', { name: 'ada@example.com' }).click();
+    await heading(page, 'Users').waitFor();
+    assert.equal(await focused(), 'h1 Users', 'a new page puts the focus on its heading');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('ada@');
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'ada@example.com' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'a ada@example.com');
+    await page.keyboard.press('Enter');
     await heading(page, 'ada@example.com').waitFor();
     await checkPage(page, 'user', problems);
-    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
-    await confirmDialog(page);
+    await page.getByRole('button', { name: 'Sign out everywhere' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('dialog[open]').waitFor();
+    // The dialog takes the focus; Escape cancels and gives it back to the button.
+    await page.keyboard.press('Escape');
+    await page
+      .locator('dialog[open]')
+      .waitFor({ state: 'detached' })
+      .catch(() => {});
+    assert.equal(await focused(), 'button Sign out everywhere');
+    await page.keyboard.press('Enter');
+    await page.locator('dialog[open]').waitFor();
+    assert.match(await focused(), /^button Sign out everywhere/);
+    await page.keyboard.press('Enter');
     await toast(page, /signed out everywhere/);
     const answer = await verify(h.server, ada.bundle.access_token);
     assert.equal(answer.success, false);
