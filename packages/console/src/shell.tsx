@@ -12,7 +12,8 @@ import { ProjectsPage } from './pages/projects.js';
 import { SettingsPage } from './pages/settings.js';
 import { UserPage } from './pages/user.js';
 import { UsersPage } from './pages/users.js';
-import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
+import { WebhookPage } from './pages/webhook.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import type { Permission } from './permissions.js';
 import { Link, navigate, pathOf, type Route } from './router.js';
 
