@@ -7,11 +7,8 @@ import { errorText, Loading } from './components/ui.js';
 import { ConsoleProvider } from './context.js';
 import { t } from './i18n/index.js';
 import { NoAccess, SignInPage } from './pages/sign-in.js';
-import { BASE, navigate, pathOf, type Route, useLocation, withQuery } from './router.js';
+import { BASE, LAST_PROJECT, navigate, pathOf, type Route, useLocation, withQuery } from './router.js';
 import { Shell } from './shell.js';
-
-/** Where the last project opened is remembered (its api_key_id only). */
-const LAST_PROJECT = 'tessera-console:project';
 
 type Status =
   | { state: 'loading' }

@@ -15,7 +15,7 @@ import { UsersPage } from './pages/users.js';
 import { WebhookPage } from './pages/webhook.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import type { Permission } from './permissions.js';
-import { Link, navigate, pathOf, type Route } from './router.js';
+import { LAST_PROJECT, Link, navigate, pathOf, type Route } from './router.js';
 
 /** The pages of a project, in the navigation's order, with what they need. */
 const PROJECT_NAV: ReadonlyArray<{
@@ -132,6 +132,9 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
   const current = (name: string, key?: string) =>
     route.name === name && (key === undefined || routeProject === key) ? 'page' : undefined;
   const role = me.operator ? 'operator' : project?.role;
+  // Pages of the service (keys, projects, account) keep the last project's pages in the menu.
+  const last = localStorage.getItem(LAST_PROJECT);
+  const navProject = project ?? me.projects.find((p) => p.api_key_id === last) ?? me.projects[0];
   return (
     <>
       <a className="skip-link" href="#main">
@@ -162,17 +165,19 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
             {t.menu}
           </button>
           <ul id={navId}>
-            {project && (
+            {navProject && (
               <>
                 <li className="group" aria-hidden="true">
-                  {project.name}
+                  {navProject.name}
                 </li>
-                {PROJECT_NAV.filter((item) => can(item.needs)).map((item) => (
+                {PROJECT_NAV.filter(
+                  (item) => navProject.permissions?.includes(item.needs) ?? can(item.needs),
+                ).map((item) => (
                   <li key={item.name}>
                     <Link
-                      to={pathOf({ name: item.name, project: project.api_key_id })}
+                      to={pathOf({ name: item.name, project: navProject.api_key_id })}
                       aria-current={
-                        current(item.name, project.api_key_id) ??
+                        current(item.name, navProject.api_key_id) ??
                         (item.name === 'users' && route.name === 'user'
                           ? 'page'
                           : item.name === 'webhooks' && route.name === 'webhook'
@@ -180,7 +185,7 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
                             : undefined)
                       }
                     >
-                      {fill(t[item.label] as string, { project: project.name })}
+                      {fill(t[item.label] as string, { project: navProject.name })}
                     </Link>
                   </li>
                 ))}

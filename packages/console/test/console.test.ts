@@ -145,14 +145,15 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await waitForStep(page, 'identifier');
     await checkPage(page, 'sign-in', problems);
     await signInByCode(h, page, OPERATOR);
-    await heading(page, /Overview of test/).waitFor();
+    // An operator sees every project (the console's own too): the first one opens.
+    await heading(page, /^Overview of /).waitFor();
     // The member's account: add a passkey (the virtual authenticator makes it).
     await page.getByRole('link', { name: 'Your account' }).click();
     await heading(page, 'Your account').waitFor();
     await page.getByLabel('Passkey name').fill('Test laptop');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await toast(page, /passkey is added/);
-    await page.getByRole('cell', { name: 'Test laptop' }).waitFor();
+    await page.getByRole('cell', { name: 'Test laptop', exact: true }).waitFor();
     assert.equal((await op.authenticator.credentials()).length, 1);
     await checkPage(page, 'account', problems);
     // Signed out, then in again with the passkey alone.
@@ -160,7 +161,7 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await page.waitForURL(/\/console\/sign-in/);
     await waitForStep(page, 'identifier');
     await page.locator('tessera-sign-in').getByRole('button', { name: 'Sign in with a passkey' }).click();
-    await heading(page, /Overview of test/).waitFor({ timeout: 15_000 });
+    await heading(page, /^Overview of /).waitFor({ timeout: 15_000 });
     const [credential] = (await op.authenticator.credentials()) as Array<{ signCount: number }>;
     assert.ok(credential!.signCount >= 2, 'the passkey signed the sign-in');
   });
@@ -304,7 +305,7 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await heading(page, 'Branding').waitFor();
     await page.getByLabel('Display name').fill('Acme Shop');
     await page.locator('.preview tessera-sign-in').getByText('Sign in to Acme Shop').waitFor();
-    await page.getByLabel('Button colour (light theme)').fill('#0a7c5a');
+    await page.getByLabel('Button colour (light theme)', { exact: true }).fill('#0a7c5a');
     await page.getByRole('button', { name: 'Save branding' }).click();
     await toast(page, /branding is saved/);
     const branding = await h.server.request('GET', `/v1/projects/${h.server.project.api_key_id}/branding`);
@@ -462,7 +463,7 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
 
 /** The console project's credentials as the harness's signIn takes them (only the key id is used). */
 async function consoleProject(server: TestServer) {
-  const project = await server.ctx.projects.findByName('console');
+  const project = await server.ctx.console.project();
   assert.ok(project, 'the console project exists');
   return { project_id: project.id, name: project.name, api_key_id: project.api_key_id, api_key_secret: '' };
 }

@@ -15,8 +15,6 @@ describe('the console page', () => {
     const bundled = spawnSync(process.execPath, [BUNDLE, '--source'], { stdio: 'inherit' });
     assert.equal(bundled.status, 0, 'the console bundle was not built');
     server = await startServer('sqlite', { env: { TESSERA_CONSOLE: 'true' } });
-    if (!(await server.ctx.projects.findByName('console')))
-      await server.ctx.projects.create({ name: 'console', origins: [server.url] });
   });
   after(() => server?.close());
 
@@ -68,7 +66,7 @@ describe('the console page', () => {
   test('config.json names the console project and the issuer', async () => {
     const config = await server.request('GET', '/console/config.json');
     assert.equal(config.status, 200);
-    const project = await server.ctx.projects.findByName('console');
+    const project = await server.ctx.console.project();
     assert.deepEqual(config.body, { api_key_id: project!.api_key_id, issuer: server.config.issuer });
   });
 });
