@@ -10,7 +10,9 @@ export default async function* failuresReporter(source) {
     // A suite fails when one of its tests does; the test itself is listed.
     if (error?.failureType === 'subtestsFailed') continue;
     const cause = error?.cause ?? error;
-    const message = String(cause?.message ?? cause ?? '').split('\n')[0].slice(0, 300);
+    const message = String(cause?.message ?? cause ?? '')
+      .split('\n')[0]
+      .slice(0, 300);
     failed.push(`# FAILED ${file ?? '?'} :: ${name}${message ? ` — ${message}` : ''}`);
   }
   if (failed.length > 0) yield `\n# ${failed.length} failed:\n${failed.join('\n')}\n`;

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createVerifier } from '@tessera/verify';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../packages/server/test/helpers/chromium.js';
 import {
   freePort,
   RELAXED_LIMITS,
@@ -34,7 +35,6 @@ const NAMES = [
   'backend-hono',
 ] as const;
 type Name = (typeof NAMES)[number];
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const noChromium = !existsSync(CHROMIUM) && `${CHROMIUM} not found`;
 
 /** The marked snippets of one document, by name. */
@@ -279,10 +279,7 @@ tessera.close();
   }
 
   async function newPage() {
-    browser ??= await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    browser ??= await launchChromium();
     return (await browser.newContext()).newPage();
   }
 

@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM } from '../../packages/server/test/helpers/chromium.js';
+
+export { CHROMIUM, launchChromium } from '../../packages/server/test/helpers/chromium.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
-export const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 export const skipBrowser: string | false = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found`;
 export const ARTEFACTS = join(ROOT, 'test-artifacts', 'oidc');
 
@@ -21,22 +23,6 @@ export function bundleHostedAssets(): void {
     { stdio: 'inherit' },
   );
   assert.equal(bundled.status, 0, 'bundle-hosted.mjs failed');
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
 }
 
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');

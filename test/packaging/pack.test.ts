@@ -22,7 +22,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../packages/server/test/helpers/chromium.js';
 import { RELAXED_LIMITS, startServer, type TestServer } from '../../packages/server/test/helpers/harness.js';
 import { publishable } from '../../scripts/lib/workspaces.mjs';
 
@@ -40,7 +40,6 @@ const APP_PACKAGES = [
 ];
 /** The oldest TypeScript a CommonJS consumer is checked with (from the npm registry or its cache). */
 const OLD_TYPESCRIPT = 'typescript@5.0.4';
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 // Child processes run what a user runs: no tsx, no tessera-source condition.
 const CHILD_ENV = { ...process.env, NODE_OPTIONS: '' };
 const npm = (args: string[], cwd: string) =>
@@ -398,10 +397,7 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
     });
     const script = Buffer.from(result.outputFiles[0]!.contents);
     const page = await servePage(script);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
       const origin = page.url.replace('127.0.0.1', 'localhost');
       const project = await tessera.ctx.projects.create({

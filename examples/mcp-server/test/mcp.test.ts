@@ -24,6 +24,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { decodeJwt } from 'jose';
 import { type Browser, chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import {
   RELAXED_LIMITS,
   startServer,
@@ -33,7 +34,6 @@ import {
 import { createMcpApp } from '../src/server.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const ARTEFACTS = join(ROOT, 'test-artifacts', 'mcp');
 
 /** An MCP client's OAuth state, in memory; the redirect is recorded for the test's browser. */
@@ -123,19 +123,7 @@ describe('an MCP client with no configuration connects to examples/mcp-server th
     callback = createServer((_req, res) => res.end('You may close this window.'));
     callback.listen(0, '127.0.0.1');
     await once(callback, 'listening');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { assertSessionCookies } from '../../../packages/ssr/test/browser-cookies.js';
 
@@ -22,7 +23,6 @@ const run = promisify(execFile);
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'examples-next');
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 
 /** The Next versions tested: the app's own (16) and the last release of the previous major. */
@@ -106,19 +106,7 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
     work = mkdtempSync(join(tmpdir(), 'tessera-next-'));
     tarballs = join(work, 'tarballs');
     await packTessera(tarballs);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     mkdirSync(ARTIFACTS, { recursive: true });
   });
   after(async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import {
   freePort,
   RELAXED_LIMITS,
@@ -11,7 +12,6 @@ import {
 } from '../../../packages/server/test/helpers/harness.js';
 import { createExampleServer } from '../src/server.js';
 
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 const missing = !existsSync(CHROMIUM);
 
@@ -34,10 +34,7 @@ describe('React example (server-rendered, hydrated) in headless Chromium', {
     const apiKeyId = project.api_key_id;
     app = await createExampleServer({ issuer: tessera.url, apiKeyId });
     await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     // Records the passkey autofill the form starts (no authenticator here: it waits until aborted).
     // A string, not a function: tsx's helpers (__name) do not exist in the page.

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { assertSessionCookies } from '../../../packages/ssr/test/browser-cookies.js';
 import { createApp } from '../src/app.js';
 
 // A real browser (Debian's chromium through playwright-core, never a download) against a real Tessera.
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 const missing = !existsSync(CHROMIUM);
 
@@ -39,10 +39,7 @@ describe('server-rendered app with @tessera/ssr in headless Chromium', {
     app = await new Promise<Server>((resolve) => {
       const s = express.listen(port, '127.0.0.1', () => resolve(s));
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
   });

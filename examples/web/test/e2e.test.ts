@@ -3,12 +3,12 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { createApi } from '../../express-api/src/api.js';
 
 // End-to-end in a real browser: Debian's chromium driven by playwright-core (never a download).
-const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 const missing = !existsSync(CHROMIUM);
 if (missing && !required)
@@ -175,17 +175,7 @@ describe('demo app in headless Chromium', {
     api = await new Promise<Server>((resolve) => {
       const s = app.listen(apiPort, '127.0.0.1', () => resolve(s));
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);

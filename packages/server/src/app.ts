@@ -181,6 +181,12 @@ export async function buildApp(
       }),
   });
 
+  // The console's sign-in is a project of its own, made once (any instance or worker may race).
+  // Not fatal: /console/config.json makes it when it is still missing.
+  if (config.console)
+    await ctx.console
+      .ensureProject(deps.logger)
+      .catch((err) => deps.logger.error({ err }, 'the console project could not be made; retried on use'));
   ctx.revocations.start();
   if (ctx.notices) followNotices(app, ctx, ctx.notices);
   ctx.ipLimiter.start();

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { rotationDelayArg, UsageError, workersArg } from './cli/args.js';
 import { backupCommands } from './cli/backup.js';
 import { clientCommands } from './cli/clients.js';
+import { consoleCommands } from './cli/console.js';
 import { projectCommands } from './cli/projects.js';
 import { auditLog, cliConfig, cliLogger, withRuntime } from './cli/runtime.js';
 import { ConfigError } from './config/index.js';
@@ -92,6 +93,7 @@ program
 
 projectCommands(program);
 clientCommands(program);
+consoleCommands(program);
 backupCommands(program);
 
 const keys = program.command('keys').description('manage signing keys');

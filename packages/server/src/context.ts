@@ -19,6 +19,8 @@ import { ChallengesService } from './modules/challenges/challenges.service.js';
 import { ClaimsService } from './modules/claims/claims.service.js';
 import { ClientsRepository } from './modules/clients/clients.repository.js';
 import { ClientsService } from './modules/clients/clients.service.js';
+import { ConsoleService } from './modules/console/console.service.js';
+import { ConsoleMembersRepository } from './modules/console/console-members.repository.js';
 import { DeviceRepository } from './modules/device/device.repository.js';
 import { DeviceService } from './modules/device/device.service.js';
 import { DeliveryHealth } from './modules/health/delivery-health.js';
@@ -120,6 +122,10 @@ export interface AppContext {
   originRefusals: OriginRefusals;
   /** The clock every service uses (injected in tests). */
   now: () => number;
+  /** The console's members and sign-in (issue 33). */
+  console: ConsoleService;
+  /** PIN state and locks (the integrator's unlock). */
+  pinLocks: PinLocks;
   hooks: {
     project: preHandlerAsyncHookHandler;
     bearer: preHandlerAsyncHookHandler;
@@ -247,11 +253,12 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     (error) => deps.logger.warn({ err: error }, 'security notice not sent'),
     now,
   );
+  const pinLocks = new PinLocks(pinRepository, audit);
   const signIn = new SignInService({
     users,
     sessions: session,
     audit,
-    pinLocks: new PinLocks(pinRepository, audit),
+    pinLocks,
     now,
   });
   const challengesRepository = new ChallengesRepository(db);
@@ -338,10 +345,20 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     csrfKey: masterKey.derive('oauth-csrf'),
     now,
   });
+  const consoleService = new ConsoleService(
+    new ConsoleMembersRepository(db),
+    projects,
+    users,
+    verify,
+    config.issuer,
+    now,
+  );
   return {
     config,
     db,
     keys,
+    console: consoleService,
+    pinLocks,
     delivery: deps.delivery,
     deliveryHealth,
     projects,
@@ -378,7 +395,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
     hooks: {
       project: requireProject(projects, originRefusals),
       bearer: requireBearer(verify, projects, users, originRefusals),
-      integrator: requireIntegrator(projects),
+      integrator: requireIntegrator(projects, config.console ? consoleService : undefined),
       ipLimit: (scope) => limitPerIp(ipLimiter, scope, config.rateLimits.perIp),
     },
   };

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../../server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../server/test/helpers/harness.js';
 import { bundle, CHROMIUM, skipBrowser, waitForStep } from './helpers/browser.js';
 
@@ -54,10 +55,7 @@ describe('packages/ui/README.md snippets', { skip: skipBrowser }, () => {
       response.writeHead(200, { 'content-type': file.type }).end(file.body);
     });
     await new Promise<void>((resolve) => pages.listen(port, '127.0.0.1', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -15,21 +15,7 @@ declare global {
   }
 }
 
-export type { AccessTokenClaims } from './claims.js';
-export type { ErrorAnswer, MiddlewareOptions, Rejection } from './http.js';
-export {
-  type ClaimRequirement,
-  claimCheck,
-  claimEquals,
-  claimIncludes,
-  requireClaims,
-  requiredScopes,
-} from './requirements.js';
-export {
-  type ProtectedResourceOptions,
-  protectedResourceMetadata,
-  protectedResourceMetadataUrl,
-} from './resource.js';
+export * from './adapter-exports.js';
 
 /**
  * Options of the Express {@link tesseraAuth}: `getToken`, `onError` and `errorResponse` receive

@@ -17,21 +17,7 @@ declare module 'hono' {
   }
 }
 
-export type { AccessTokenClaims } from './claims.js';
-export type { ErrorAnswer, MiddlewareOptions, Rejection } from './http.js';
-export {
-  type ClaimRequirement,
-  claimCheck,
-  claimEquals,
-  claimIncludes,
-  requireClaims,
-  requiredScopes,
-} from './requirements.js';
-export {
-  type ProtectedResourceOptions,
-  protectedResourceMetadata,
-  protectedResourceMetadataUrl,
-} from './resource.js';
+export * from './adapter-exports.js';
 
 /**
  * The Hono environment the middleware adds: `c.get('tessera')` holds the claims.

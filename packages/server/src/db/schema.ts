@@ -25,8 +25,25 @@ export interface ProjectTable {
   oauth_dcr: Generated<number>;
   /** Reserved for Client ID Metadata Documents (not built yet: nothing reads or sets it). */
   oauth_cimd: Generated<number>;
+  /** 1 = the built-in console project (issue 33), set only when the server creates it. */
+  console: Generated<number>;
   created_at: number;
   secret_rotated_at: number | null;
+}
+
+/** A console role (docs/CONSOLE.md). */
+export type ConsoleRole = 'operator' | 'admin' | 'support' | 'viewer';
+
+/** Who may use the console, with which role, in which project (null: every project, operators). */
+export interface ConsoleMemberTable {
+  id: string;
+  /** Normalized as OTP identifiers are (lower-cased e-mail address, E.164 number). */
+  identifier: string;
+  /** The console project's user, once known. */
+  user_id: string | null;
+  role: ConsoleRole;
+  project_id: string | null;
+  created_at: number;
 }
 
 /** next → active → retiring → retired */
@@ -325,6 +342,7 @@ export interface Database {
   oauth_browser_sessions: OAuthBrowserSessionTable;
   oauth_consents: OAuthConsentTable;
   database_identity: DatabaseIdentityTable;
+  console_members: ConsoleMemberTable;
 }
 
 // Rows as stored; the repositories turn JSON columns into domain records (Project,

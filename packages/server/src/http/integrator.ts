@@ -4,11 +4,13 @@ import { auditRoutes } from '../modules/audit/audit.routes.js';
 import { userGrantsRoutes } from '../modules/authorize/grants.routes.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { registrationSettingRoutes } from '../modules/clients/registration-setting.routes.js';
+import { runAsActor } from '../modules/console/actor.js';
 import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
+import { statsRoutes } from '../modules/stats/stats.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';
-import { documentErrors, documentSecurity } from './openapi.js';
+import { documentErrors, documentSecurity, documentSecurityOrConsole } from './openapi.js';
 
 /**
  * The integrator family: the project's own servers, with HTTP Basic (API key id and secret) on
@@ -18,7 +20,11 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
     scope.addHook('onRoute', documentErrors('problem'));
-    scope.addHook('onRoute', documentSecurity('basic'));
+    scope.addHook(
+      'onRoute',
+      ctx.config.console ? documentSecurityOrConsole('basic', true) : documentSecurity('basic'),
+    );
+    scope.addHook('onRoute', runAsActor);
     scope.addHook('preHandler', ctx.hooks.integrator);
 
     await scope.register(
@@ -27,9 +33,11 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
         claims: ctx.claims,
         devices: ctx.devices,
         biometric: ctx.biometric,
+        pinLocks: ctx.pinLocks,
       }),
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));
+    await scope.register(statsRoutes({ db: ctx.db, now: ctx.now }));
     await scope.register(
       userGrantsRoutes({
         repository: ctx.authorizeRepository,

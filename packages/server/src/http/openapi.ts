@@ -21,6 +21,15 @@ export const SecuritySchemes = {
   accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
   /** The operator token (TESSERA_OPERATOR_TOKEN). */
   operatorToken: { type: 'http', scheme: 'bearer', description: 'TESSERA_OPERATOR_TOKEN' },
+  /** A console member's access token (issue 33): an access token of the console project. */
+  consoleToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'An access token of the console project (docs/CONSOLE.md)',
+  },
+  /** The project a console call acts on (its API key id), with `consoleToken`. */
+  consoleProject: { type: 'apiKey', in: 'header', name: 'Tessera-Project' },
   /** The metrics token (TESSERA_METRICS_TOKEN), when one is set. */
   metricsToken: { type: 'http', scheme: 'bearer', description: 'TESSERA_METRICS_TOKEN' },
 } as const;
@@ -52,6 +61,8 @@ const TAGS = [
       'Integrator API: OAuth clients in RFC 7591/7592 terms (HTTP Basic); the operator API has the same under a project',
   },
   { name: 'operator', description: 'Project management by the service operator' },
+  { name: 'console', description: 'The console’s signed-in member (TESSERA_CONSOLE, docs/CONSOLE.md)' },
+  { name: 'stats', description: 'Integrator API: sign-in, failure, OTP and reuse counts over time' },
   { name: 'operations', description: 'Health probes, metrics, this document' },
   { name: 'development', description: 'Development only (TESSERA_DELIVERY=dev): never in production' },
 ];
@@ -130,6 +141,20 @@ export function documentSecurity(...names: SchemeName[]) {
   return (route: RouteOptions): void =>
     amend(route, (schema) => {
       schema.security ??= security(...names);
+    });
+}
+
+/**
+ * `documentSecurity` for a family that also takes a console access token (issue 33): `name`, or
+ * the console token (with the `Tessera-Project` header when `withProject`).
+ */
+export function documentSecurityOrConsole(name: SchemeName, withProject: boolean) {
+  return (route: RouteOptions): void =>
+    amend(route, (schema) => {
+      schema.security ??= [
+        { [name]: [] },
+        withProject ? { consoleToken: [], consoleProject: [] } : { consoleToken: [] },
+      ];
     });
 }
 

@@ -1,13 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorCodes } from '@tessera/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
+import { type AppContext, recordKeyRotation } from '../context.js';
 import { TesseraError } from '../errors.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
+import { runAsActor } from '../modules/console/actor.js';
+import { keysRoutes } from '../modules/operator/keys.routes.js';
 import { operatorRoutes } from '../modules/operator/operator.routes.js';
-import { requireOperatorToken } from '../modules/operator/operator-token.js';
+import { requireOperatorOrConsole, requireOperatorToken } from '../modules/operator/operator-token.js';
 import { problemErrorHandler, problemNotFound } from '../plugins/error-handler.js';
-import { documentErrors, documentSecurity } from './openapi.js';
+import { documentErrors, documentSecurity, documentSecurityOrConsole } from './openapi.js';
 import { notFoundUnder } from './scope.js';
 
 /** Every path of the family while TESSERA_OPERATOR_TOKEN is unset. */
@@ -29,15 +31,32 @@ export function operatorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
     scope.addHook('onRoute', documentErrors('problem'));
-    scope.addHook('onRoute', documentSecurity('operatorToken'));
+    scope.addHook(
+      'onRoute',
+      ctx.config.console
+        ? documentSecurityOrConsole('operatorToken', false)
+        : documentSecurity('operatorToken'),
+    );
     const token = ctx.config.operatorToken;
-    if (!token) {
+    if (!token && !ctx.config.console) {
       await notFoundUnder(scope, ['/v1/operator'], operatorApiOff);
       return;
     }
-    scope.addHook('onRequest', requireOperatorToken(token));
+    // With the console on, a console member's access token is accepted too (issue 33).
+    scope.addHook(
+      'onRequest',
+      ctx.config.console ? requireOperatorOrConsole(token, ctx.console) : requireOperatorToken(token!),
+    );
+    scope.addHook('onRoute', runAsActor);
     await notFoundUnder(scope, ['/v1/operator'], problemNotFound);
     await scope.register(operatorRoutes({ projects: ctx.projects, audit: ctx.audit }));
+    await scope.register(
+      keysRoutes({
+        keys: ctx.keys,
+        config: ctx.config,
+        recordRotation: async (kid, by) => recordKeyRotation(ctx.audit, await ctx.projects.list(), kid, by),
+      }),
+    );
     await scope.register(
       clientsRoutes({
         clients: ctx.clients,

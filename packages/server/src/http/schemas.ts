@@ -130,6 +130,11 @@ export const Session = Type.Object(
     session_id: Type.String(),
     auth_method: Type.String(),
     device_id: Nullable(Type.String()),
+    client_id: Nullable(
+      Type.String({
+        description: 'The OAuth client whose code exchange started it (null: the project’s own sign-in)',
+      }),
+    ),
     created_at: Nullable(Time),
     last_refreshed_at: Nullable(Time),
     expires_at: Nullable(Time),

@@ -194,6 +194,8 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
     TESSERA_DATA_DIR: tmpdir(),
     TESSERA_DELIVERY: 'dev',
     TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'silent',
+    // Off unless a test turns it on: it adds the console project beside the test's own.
+    TESSERA_CONSOLE: 'false',
     ...options.env,
   });
   const logger = options.logStream

@@ -96,6 +96,18 @@ const KNOWN_FAILURES: KnownFailure[] = [
     example: async () => ({ method: 'GET', path: '/v1/users/%zz', profile: 'Basic' }),
   },
   {
+    // Fixed in projects/branding.ts: a refused logo URL or colour is described, not quoted back
+    // (the integrator API never quotes the request; a misplaced key could be the value).
+    was: 'PUT /v1/project/branding quotes a refused logo_url in its 400',
+    route: 'PUT /v1/project/branding',
+    example: async () => ({
+      method: 'PUT',
+      path: '/v1/project/branding',
+      profile: 'Basic',
+      body: { contentType: 'application/json', text: '{"logo_url":"pk_Cqc8pP6C--dxRmLXNE_a5Q"}' },
+    }),
+  },
+  {
     // Fixed in toKnownError (src/errors.ts): PostgreSQL text cannot hold U+0000 (22021), so such an
     // input reaching a query is the client's 400, not a 500.
     was: 'PostgreSQL: U+0000 in an input string that reaches a query: 500',

@@ -32,9 +32,17 @@ function operations(doc: Doc): Array<{ method: string; path: string; op: Doc }> 
 }
 
 test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully described', async () => {
-  const server = await startServer('sqlite', { env: { TESSERA_OPERATOR_TOKEN: OPERATOR_TOKEN } });
+  // The console on: its routes and its security schemes (console token, Tessera-Project) are in.
+  const server = await startServer('sqlite', {
+    env: { TESSERA_OPERATOR_TOKEN: OPERATOR_TOKEN, TESSERA_CONSOLE: 'true' },
+  });
   try {
     const doc = await documentOf(server);
+    assert.ok(doc.paths['/v1/console/me']?.get, 'GET /v1/console/me is documented');
+    assert.equal(
+      JSON.stringify(doc.paths['/v1/users/search']?.get?.security),
+      '[{"basic":[]},{"consoleToken":[],"consoleProject":[]}]',
+    );
     assert.equal(doc.openapi, '3.1.0');
     const result = await validate(structuredClone(doc));
     assert.ok(result.valid, result.valid ? '' : compileErrors(result));
@@ -94,9 +102,10 @@ test('the OpenAPI document is valid OpenAPI 3.1 and every operation is fully des
     const byId = new Map(ops.map((o) => [o.op.operationId as string, o.op]));
     assert.deepEqual(byId.get('startOtp').security, [{ apiKey: [] }]);
     assert.deepEqual(byId.get('listDevices').security, [{ accessToken: [] }]);
-    assert.deepEqual(byId.get('getUser').security, [{ basic: [] }]);
+    assert.deepEqual(byId.get('getUser').security, [{ basic: [] }, { consoleToken: [], consoleProject: [] }]);
     assert.deepEqual(byId.get('introspectToken').security, [{ basic: [] }]);
-    assert.deepEqual(byId.get('listProjects').security, [{ operatorToken: [] }]);
+    assert.deepEqual(byId.get('listProjects').security, [{ operatorToken: [] }, { consoleToken: [] }]);
+    assert.deepEqual(byId.get('consoleMe').security, [{ consoleToken: [] }]);
     // RFC 6749 clients send forms; JSON is accepted too.
     for (const id of ['refreshTokens', 'revokeToken', 'introspectToken'])
       assert.deepEqual(Object.keys(byId.get(id).requestBody.content).sort(), [

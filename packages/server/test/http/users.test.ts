@@ -377,6 +377,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       session_id: sid(first),
       auth_method: 'OTP',
       device_id: null,
+      client_id: null,
       created_at: new Date(t0).toISOString(),
       last_refreshed_at: new Date(lastRefreshed).toISOString(),
       expires_at: new Date(t0 + 30 * 86_400_000).toISOString(),

@@ -4,11 +4,13 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../server/test/helpers/harness.js';
 
+export { CHROMIUM } from '../../../server/test/helpers/chromium.js';
+
 /** Debian's chromium (never a download); TESSERA_CHROMIUM names another binary. */
-export const CHROMIUM = process.env.TESSERA_CHROMIUM ?? '/usr/bin/chromium';
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 /** Why the browser suites skip, or false. */
 export const skipBrowser: string | false = existsSync(CHROMIUM) || required ? false : `${CHROMIUM} not found`;
@@ -126,18 +128,7 @@ export async function startUiHarness(env: Record<string, string> = {}): Promise<
     } else response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => pages.listen(port, '127.0.0.1', resolve));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   return {
     server,
     origin,

@@ -17,7 +17,52 @@ const Query = Type.Object({
   to: Type.Optional(Type.String({ maxLength: 40 })),
   before: Type.Optional(Type.String({ maxLength: 100 })),
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      description: 'csv (or `Accept: text/csv`): every matching event, up to 10000, as CSV',
+    }),
+  ),
 });
+
+/** The most events one CSV export holds. */
+const CSV_MAX_EVENTS = 10_000;
+
+/**
+ * A CSV field (RFC 4180): quoted when it holds a comma, quote or line break; a value a spreadsheet
+ * would take for a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading apostrophe.
+ */
+function csvField(value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+const CSV_HEADER = 'event_id,created_at,type,user_id,actor,data';
+
+type EventView = {
+  event_id: string;
+  created_at: string;
+  type: string;
+  user_id: string | null;
+  data: Record<string, unknown>;
+};
+
+function csvLine(event: EventView): string {
+  const actor = event.data.actor as { identifier?: unknown; role?: unknown } | undefined;
+  const actorText = actor ? `${String(actor.identifier)} (${String(actor.role)})` : '';
+  return [
+    event.event_id,
+    event.created_at,
+    event.type,
+    event.user_id ?? '',
+    actorText,
+    JSON.stringify(event.data),
+  ]
+    .map(csvField)
+    .join(',');
+}
+
+const wantsCsv = (format: string | undefined, accept: string | undefined) =>
+  format === 'csv' || (format === undefined && /^\s*text\/csv\b/i.test(accept ?? ''));
 
 function time(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -48,22 +93,40 @@ export function auditRoutes({ audit }: { audit: AuditLog }): FastifyPluginAsyncT
       {
         schema: {
           operationId: 'searchAudit',
-          summary: 'The project’s security events, newest first',
+          summary: 'The project’s security events, newest first (as CSV with format=csv or Accept: text/csv)',
           tags: ['audit'],
           querystring: Query,
           response: { 200: Page },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const q = request.query;
-        return audit.search(request.project.id, {
+        const filter = {
           userId: q.user_id,
           type: q.type,
           from: time(q.from, 'from'),
           to: time(q.to, 'to'),
           before: q.before,
-          limit: pageSize(q.limit),
-        });
+        };
+        if (!wantsCsv(q.format, request.headers.accept))
+          return audit.search(request.project.id, { ...filter, limit: pageSize(q.limit) });
+        // Every matching event (up to CSV_MAX_EVENTS), page after page.
+        const lines = [CSV_HEADER];
+        let before = filter.before;
+        while (lines.length <= CSV_MAX_EVENTS) {
+          const page = await audit.search(request.project.id, { ...filter, before, limit: 500 });
+          for (const event of page.events) lines.push(csvLine(event));
+          if (!page.next_before) break;
+          before = page.next_before;
+        }
+        return (
+          reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', 'attachment; filename="audit.csv"')
+            .header('cache-control', 'no-store')
+            // A string is sent as it is (no schema serialisation); the schema types the JSON answer.
+            .send(`${lines.slice(0, CSV_MAX_EVENTS + 1).join('\r\n')}\r\n` as never)
+        );
       },
     );
   };

@@ -6,6 +6,7 @@ import type { Database } from '../../db/schema.js';
 import { TurnBatch } from '../../db/turn-batch.js';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { Pending } from '../../pending.js';
+import { currentActor } from '../console/actor.js';
 import type { EventFilter } from './audit.repository.js';
 import * as auditRepository from './audit.repository.js';
 import type { AuditEvent, AuditEventType, RecordedEvent, StoredEvent } from './events.js';
@@ -32,6 +33,16 @@ export function eventView(event: StoredEvent) {
     data: event.data,
     created_at: new Date(event.createdAt).toISOString(),
   };
+}
+
+/**
+ * The event with the console member who caused it (issue 33), when a console request is being
+ * served: `data.actor` names their console user id, identifier and role.
+ */
+function withActor(event: AuditEvent): AuditEvent {
+  const actor = currentActor();
+  if (!actor) return event;
+  return { ...event, data: { ...(event.data ?? {}), actor: { ...actor } } } as unknown as AuditEvent;
 }
 
 /**
@@ -93,7 +104,7 @@ export class AuditLog {
   }
 
   record(event: AuditEvent): Promise<void> {
-    return this.#inFlight.track(this.#record(event));
+    return this.#inFlight.track(this.#record(withActor(event)));
   }
 
   /**
@@ -106,7 +117,7 @@ export class AuditLog {
    */
   async inline(event: AuditEvent): Promise<RecordedEvent | undefined> {
     const stamp = await this.inlineStamp(event.projectId, event.type);
-    return stamp && { ...event, ...stamp };
+    return stamp && { ...withActor(event), ...stamp };
   }
 
   /**

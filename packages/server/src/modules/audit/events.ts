@@ -35,7 +35,7 @@ export interface AuditEvents {
   'pin.changed': NoData;
   'pin.removed': NoData;
   'pin.locked': NoData;
-  'pin.unlocked': { by: 'OTP' };
+  'pin.unlocked': { by: 'OTP' | 'integrator' };
   'device.added': { device_id: string };
   'device.removed': { device_id: string; sessions_revoked: number };
   'passkey.added': { passkey_id: string };
@@ -51,8 +51,8 @@ export interface AuditEvents {
   'user.updated': { field: 'client_user_id' };
   'user.deleted': { sessions_revoked: number };
   /** A signing-key rotation, recorded for every project. */
-  'key.rotated': { kid: string; by: 'cli' | 'automatic' };
-  'project.secret_rotated': { by: 'cli' | 'operator' };
+  'key.rotated': { kid: string; by: 'cli' | 'automatic' | 'operator' | 'console' };
+  'project.secret_rotated': { by: 'cli' | 'operator' | 'console' };
 }
 
 export type AuditEventType = keyof AuditEvents;

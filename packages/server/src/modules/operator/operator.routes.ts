@@ -74,7 +74,14 @@ export function operatorRoutes(deps: {
           response: { 200: Type.Object({ projects: Type.Array(ProjectView) }) },
         },
       },
-      async () => ({ projects: (await projects.list()).map(projectView) }),
+      // A console member who is not an operator sees the projects they have a role in.
+      async (request) => {
+        const session = request.consoleSession;
+        const all = await projects.list();
+        return {
+          projects: (session ? all.filter((project) => session.roles.has(project.id)) : all).map(projectView),
+        };
+      },
     );
 
     app.post(
@@ -194,7 +201,7 @@ export function operatorRoutes(deps: {
         await audit.record({
           projectId: rotated.project_id,
           type: 'project.secret_rotated',
-          data: { by: 'operator' },
+          data: { by: request.consoleActor ? 'console' : 'operator' },
         });
         request.log.info({ api_key_id: rotated.api_key_id }, 'project secret rotated by operator');
         return { api_key_id: rotated.api_key_id, api_key_secret: rotated.api_key_secret };

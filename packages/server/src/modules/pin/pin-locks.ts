@@ -24,6 +24,20 @@ export class PinLocks implements PinLocksPort {
     return row.failed_attempts >= MAX_PIN_ATTEMPTS || row.locked_at !== null ? 'locked' : 'set';
   }
 
+  /**
+   * The integrator's (or a console member's) unlock: the count of failed attempts starts again and
+   * the lock goes; `pin.unlocked` (by `integrator`) is recorded when it was locked. Whether it was.
+   */
+  async unlockByIntegrator(projectId: string, userId: string): Promise<boolean> {
+    const pin = await this.#status(userId);
+    const locked = pin !== null && (pin.locked || pin.failedAttempts >= MAX_PIN_ATTEMPTS);
+    if (pin && pin.failedAttempts > 0 && (await this.repository.reset(userId)) && locked) {
+      await this.audit.record({ projectId, userId, type: 'pin.unlocked', data: { by: 'integrator' } });
+      return true;
+    }
+    return false;
+  }
+
   async unlock(projectId: string, userId: string, known?: PinStatus | null): Promise<void> {
     const pin = known === undefined ? await this.#status(userId) : known;
     if (pin && pin.failedAttempts > 0 && (await this.repository.reset(userId)) && pin.locked) {

@@ -55,7 +55,7 @@ function check(key: (typeof MEMBERS)[number], value: string): string {
   }
   if (key === 'logo_url') return logoUrl(value);
   if (!COLOR.test(value))
-    throw badRequest(`branding.${key} must be a colour as #rrggbb (e.g. #1d4ed8), got ${shown(value)}`);
+    throw badRequest(`branding.${key} must be a colour as #rrggbb (e.g. #1d4ed8)`);
   return value.toLowerCase();
 }
 
@@ -63,7 +63,7 @@ function check(key: (typeof MEMBERS)[number], value: string): string {
 function logoUrl(value: string): string {
   const refuse = () =>
     badRequest(
-      `branding.logo_url must be an https URL of at most ${MAX_LOGO_URL_LENGTH} characters (http only on localhost), got ${shown(value)}`,
+      `branding.logo_url must be an https URL of at most ${MAX_LOGO_URL_LENGTH} characters (http only on localhost)`,
     );
   if (value.length > MAX_LOGO_URL_LENGTH || /[\p{C}\p{Z}]/u.test(value)) throw refuse();
   let url: URL;

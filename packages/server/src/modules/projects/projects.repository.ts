@@ -68,6 +68,17 @@ export class ProjectsRepository {
     return row && toProject(row);
   }
 
+  /** The built-in console project (issue 33), marked when the server created it. */
+  async findConsole(): Promise<Project | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('projects')
+      .selectAll()
+      .where('console', '=', 1)
+      .orderBy('created_at', 'asc')
+      .executeTakeFirst();
+    return row && toProject(row);
+  }
+
   async list(): Promise<Project[]> {
     const rows = await this.db.kysely
       .selectFrom('projects')

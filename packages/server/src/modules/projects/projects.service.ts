@@ -41,6 +41,8 @@ export interface CreateProjectInput {
   deviceRequiresPin?: boolean;
   /** Countries SMS codes may go to, e.g. `US,CA` (`*`: all); unset follows TESSERA_SMS_COUNTRIES. */
   smsCountries?: string;
+  /** The built-in console project (issue 33): set only by the server's console bootstrap. */
+  console?: boolean;
 }
 
 /** What `update` may change; an absent member stays as it is. */
@@ -113,6 +115,7 @@ export class ProjectsService {
       branding: null,
       oauth_dcr: 0,
       oauth_cimd: 0,
+      console: input.console ? 1 : 0,
       created_at: this.now(),
       secret_rotated_at: null,
     };
@@ -204,6 +207,12 @@ export class ProjectsService {
   async delete(apiKeyId: string): Promise<{ project: Project; users: number }> {
     const project = await this.repository.findByApiKeyId(apiKeyId);
     if (!project) throw projectNotFound();
+    if (project.console === 1)
+      throw new TesseraError(
+        409,
+        ErrorCodes.conflict,
+        'the console project cannot be deleted: its users are the console’s members (turn the console off with TESSERA_CONSOLE=false)',
+      );
     const deleted = await this.repository.delete(project.id);
     this.#forget(project);
     if (!deleted) throw projectNotFound();
@@ -254,6 +263,11 @@ export class ProjectsService {
 
   findByName(name: string): Promise<Project | undefined> {
     return this.repository.findByName(name);
+  }
+
+  /** The built-in console project (issue 33), if it was made. */
+  findConsole(): Promise<Project | undefined> {
+    return this.repository.findConsole();
   }
 
   /** Replaces the API key secret; the old one stops working at once. */

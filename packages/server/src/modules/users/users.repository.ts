@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { prepared } from '../../db/prepared.js';
 import type { Database, User } from '../../db/schema.js';
@@ -38,6 +38,30 @@ export class UsersRepository {
 
   findById(id: string): Promise<User | undefined> {
     return this.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * Users of the project whose identifier starts with `query`, or whose user id or client_user_id
+   * is `query` exactly (the console's search, issue 33), by identifier.
+   */
+  search(projectId: string, query: string, limit: number): Promise<User[]> {
+    // Identifiers are stored lower-cased (e-mail) or as digits after `+` (phone).
+    const prefix = query.normalize('NFC').toLowerCase();
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where((eb) =>
+        eb.or([
+          eb('identifier', 'like', sql<string>`${pattern} escape '\\'`),
+          eb('id', '=', query),
+          eb('client_user_id', '=', query),
+        ]),
+      )
+      .orderBy('identifier')
+      .limit(limit)
+      .execute();
   }
 
   findByIdentifier(projectId: string, identifier: string): Promise<User | undefined> {

@@ -6,6 +6,7 @@ import { Claims, Device, Passkey, Session, User } from '../../http/schemas.js';
 import type { BiometricService } from '../biometric/biometric.service.js';
 import type { ClaimsService } from '../claims/claims.service.js';
 import type { DeviceService } from '../device/device.service.js';
+import type { PinLocks } from '../pin/pin-locks.js';
 import { type UsersService, userView } from './users.service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
@@ -18,6 +19,8 @@ const Revoked = Type.Object({
 });
 
 export interface UsersRoutesDeps {
+  /** PIN state and the integrator's unlock. */
+  pinLocks: PinLocks;
   users: UsersService;
   claims: ClaimsService;
   devices: DeviceService;
@@ -26,7 +29,7 @@ export interface UsersRoutesDeps {
 
 /** The integrator API over users; the integrator family authenticates and sets `request.project`. */
 export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
-  const { users, claims, devices, biometric } = deps;
+  const { users, claims, devices, biometric, pinLocks } = deps;
   return async (app) => {
     app.get(
       '/v1/users',
@@ -40,6 +43,27 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
       async (request) => {
         if (!request.query.identifier) throw badRequest('query parameter identifier is required');
         return userView(await users.byIdentifier(request.project, request.query.identifier));
+      },
+    );
+    app.get(
+      '/v1/users/search',
+      {
+        schema: {
+          ...doc('searchUsers', 'Find users by identifier prefix, user id or client_user_id'),
+          response: { 200: ListOf('users', Type.Ref(User)) },
+          querystring: Type.Object({
+            query: Type.String({ minLength: 1, maxLength: 320 }),
+            limit: Type.Optional(
+              Type.String({ pattern: '^[0-9]{1,3}$', description: '1–100, 20 when absent' }),
+            ),
+          }),
+        },
+      },
+      async (request) => {
+        const limit = Number(request.query.limit ?? 20);
+        if (limit < 1 || limit > 100) throw badRequest('limit must be a number of users from 1 to 100');
+        const found = await users.search(request.project, request.query.query, limit);
+        return { users: found.map(userView) };
       },
     );
     app.get(
@@ -228,6 +252,38 @@ export function usersRoutes(deps: UsersRoutesDeps): FastifyPluginAsyncTypebox {
         const user = await users.require(request.project, request.params.user_id);
         await devices.remove(request.project.id, user.id, request.params.device_id);
         return reply.code(204).send();
+      },
+    );
+    // The PIN: whether one is set and locked; the integrator's unlock (issue 33).
+    app.get(
+      '/v1/users/:user_id/pin',
+      {
+        schema: {
+          ...doc('getUserPin', 'Whether the user has a PIN, and whether it is locked'),
+          response: { 200: Type.Object({ set: Type.Boolean(), locked: Type.Boolean() }) },
+          params: UserParams,
+        },
+      },
+      async (request) => {
+        const user = await users.require(request.project, request.params.user_id);
+        const state = await pinLocks.state(user.id);
+        return { set: state !== 'none', locked: state === 'locked' };
+      },
+    );
+    app.post(
+      '/v1/users/:user_id/pin/unlock',
+      {
+        schema: {
+          ...doc('unlockUserPin', 'Unlock the user’s PIN: its count of failed attempts starts again'),
+          response: {
+            200: Type.Object({ unlocked: Type.Boolean({ description: 'False when it was not locked' }) }),
+          },
+          params: UserParams,
+        },
+      },
+      async (request) => {
+        const user = await users.require(request.project, request.params.user_id);
+        return { unlocked: await pinLocks.unlockByIntegrator(request.project.id, user.id) };
       },
     );
     app.get(

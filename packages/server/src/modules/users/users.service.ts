@@ -28,6 +28,7 @@ export function sessionView(session: Session) {
     session_id: session.id,
     auth_method: session.auth_method,
     device_id: session.device_id,
+    client_id: session.client_id ?? null,
     created_at: iso(session.created_at),
     last_refreshed_at: iso(session.last_refreshed_at),
     expires_at: iso(session.expires_at),
@@ -53,6 +54,11 @@ export class UsersService {
     if (!user || user.project_id !== project.id)
       throw notFound('no such user in this project', ErrorCodes.userNotFound);
     return user;
+  }
+
+  /** The console's search (issue 33): by identifier prefix, user id or client_user_id. */
+  search(project: Project, query: string, limit: number): Promise<User[]> {
+    return this.users.search(project.id, query, limit);
   }
 
   async byIdentifier(project: Project, identifier: string): Promise<User> {

@@ -148,6 +148,52 @@ export class WebhookEndpoints {
     return (await webhooksRepository.listDeliveries(this.db.kysely, id, limit)).map(deliveryView);
   }
 
+  /**
+   * Sends a delivery again (issue 33): a new pending delivery to the same endpoint with the same
+   * body (the event's id in it lets the receiver tell it is the same event), sent at once.
+   */
+  async redeliver(project: Project, id: string, deliveryId: string) {
+    await this.#require(project, id);
+    const original = await webhooksRepository.findDelivery(this.db.kysely, id, deliveryId);
+    if (!original) throw notFound('no such delivery of this webhook endpoint', ErrorCodes.notFound);
+    return this.#queue(project, id, original.event_type, original.payload);
+  }
+
+  /**
+   * A test event (`webhook.test`) to one endpoint, signed and retried as any delivery: its data
+   * carries a fresh event id, no user, and `test: true`.
+   */
+  async test(project: Project, id: string) {
+    await this.#require(project, id);
+    const payload = JSON.stringify({
+      type: 'webhook.test',
+      timestamp: new Date(this.now()).toISOString(),
+      data: { event_id: randomId('evt'), user_id: null, test: true },
+    });
+    return this.#queue(project, id, 'webhook.test', payload);
+  }
+
+  async #queue(project: Project, endpointId: string, eventType: string, payload: string) {
+    const now = this.now();
+    const delivery: WebhookDelivery = {
+      id: randomId('msg'),
+      endpoint_id: endpointId,
+      project_id: project.id,
+      event_type: eventType,
+      payload,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: null,
+      last_status_code: null,
+      last_error: null,
+      created_at: now,
+      delivered_at: null,
+    };
+    await webhooksRepository.insertDeliveries(this.db.kysely, [delivery]);
+    return deliveryView(delivery);
+  }
+
   /** The ids of the project's endpoints that receive events of this type (cached, see ENDPOINT_CACHE_MS). */
   async subscribedTo(projectId: string, type: string): Promise<string[]> {
     let cached = this.#subscriptions.get(projectId);

@@ -87,6 +87,20 @@ export async function insertDeliveries(db: Kysely<Database>, deliveries: Webhook
   if (deliveries.length > 0) await db.insertInto('webhook_deliveries').values(deliveries).execute();
 }
 
+/** One delivery of an endpoint. */
+export function findDelivery(
+  db: Kysely<Database>,
+  endpointId: string,
+  id: string,
+): Promise<WebhookDelivery | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
 /** An endpoint's deliveries, newest first. */
 export function listDeliveries(
   db: Kysely<Database>,

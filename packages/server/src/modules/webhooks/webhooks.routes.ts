@@ -92,5 +92,36 @@ export function webhooksRoutes({ webhooks }: { webhooks: WebhooksService }): Fas
         deliveries: await webhooks.deliveries(request.project, request.params.webhook_id),
       }),
     );
+    app.post(
+      '/v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver',
+      {
+        schema: {
+          ...doc('redeliverWebhook', 'Send a delivery again (a new delivery with the same body), now'),
+          params: Type.Object({
+            webhook_id: Type.String({ minLength: 1, maxLength: 100 }),
+            delivery_id: Type.String({ minLength: 1, maxLength: 100 }),
+          }),
+          response: { 201: Delivery },
+        },
+      },
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(
+            await webhooks.redeliver(request.project, request.params.webhook_id, request.params.delivery_id),
+          ),
+    );
+    app.post(
+      '/v1/webhooks/:webhook_id/test',
+      {
+        schema: {
+          ...doc('testWebhook', 'Send a test event (webhook.test) to the endpoint, now'),
+          params: Params,
+          response: { 201: Delivery },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(await webhooks.test(request.project, request.params.webhook_id)),
+    );
   };
 }

@@ -53,6 +53,20 @@ export class WebhooksService implements AuditOutbox<string> {
     return this.endpoints.deliveries(project, id);
   }
 
+  /** Sends a delivery again, at once (a new delivery with the same body). */
+  async redeliver(project: Project, id: string, deliveryId: string) {
+    const delivery = await this.endpoints.redeliver(project, id, deliveryId);
+    this.dispatcher.queued();
+    return delivery;
+  }
+
+  /** Sends a `webhook.test` event to one endpoint, at once. */
+  async test(project: Project, id: string) {
+    const delivery = await this.endpoints.test(project, id);
+    this.dispatcher.queued();
+    return delivery;
+  }
+
   targets(event: Pick<RecordedEvent, 'projectId' | 'type'>): Promise<string[]> {
     return this.outbox.targets(event);
   }
