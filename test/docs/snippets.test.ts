@@ -4,6 +4,8 @@
 // test's servers), and runs it against a real Tessera server: backends and the SSR app as
 // processes (through tsx), the SPA and React snippets bundled with esbuild in Chromium, the React
 // Native snippet bundled for Node without browser globals and with a stand-in for expo-secure-store.
+// Package snippets (PACKAGE_SNIPPETS: @tessera/admin's) are in the package's README and in the guide
+// that presents it, the same text in both, and run as processes too.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../../packages/server/test/helpers/chromium.js';
 import {
+  basicAuth,
   freePort,
   RELAXED_LIMITS,
   startServer,
@@ -35,6 +38,8 @@ const NAMES = [
   'backend-hono',
 ] as const;
 type Name = (typeof NAMES)[number];
+/** A package's snippet: in its README and in the guide that presents it, the same text. */
+const PACKAGE_SNIPPETS = { admin: ['packages/admin/README.md', 'docs/MANAGING-USERS.md'] } as const;
 const noChromium = !existsSync(CHROMIUM) && `${CHROMIUM} not found`;
 
 /** The marked snippets of one document, by name. */
@@ -66,6 +71,7 @@ function substitute(code: string, v: Values): string {
 
 describe('documentation snippets', { timeout: 300_000 }, () => {
   const snippets = new Map<Name, string>();
+  const packageSnippets = new Map<keyof typeof PACKAGE_SNIPPETS, string>();
   let tessera: TestServer;
   let work: string;
   const children: ChildProcess[] = [];
@@ -78,6 +84,12 @@ describe('documentation snippets', { timeout: 300_000 }, () => {
       assert.ok(apps.has(name), `docs/APPS.md has no snippet marked "${name}"`);
       assert.equal(apps.get(name), readme.get(name), `snippet ${name} differs between the documents`);
       snippets.set(name, readme.get(name)!);
+    }
+    for (const [name, [home, guide]] of Object.entries(PACKAGE_SNIPPETS)) {
+      const text = snippetsOf(home).get(name);
+      assert.ok(text, `${home} has no snippet marked "${name}"`);
+      assert.equal(snippetsOf(guide).get(name), text, `snippet ${name} differs between ${home} and ${guide}`);
+      packageSnippets.set(name as keyof typeof PACKAGE_SNIPPETS, text);
     }
     tessera = await startServer('sqlite', { env: RELAXED_LIMITS });
     work = mkdtempSync(join(tmpdir(), 'tessera-snippets-'));
@@ -94,6 +106,50 @@ describe('documentation snippets', { timeout: 300_000 }, () => {
 
   test('every marked snippet is one the test runs', () => {
     for (const file of DOCS) assert.deepEqual([...snippetsOf(file).keys()].sort(), [...NAMES].sort(), file);
+    for (const [name, files] of Object.entries(PACKAGE_SNIPPETS))
+      for (const file of files) assert.deepEqual([...snippetsOf(file).keys()], [name], file);
+  });
+
+  test('admin: finds the user, lists their sessions, sets a claim, signs them out everywhere, reads the audit log', async () => {
+    const bundle = await tessera.signIn('ada@example.com');
+    const sid = JSON.parse(Buffer.from(bundle.access_token.split('.')[1]!, 'base64url').toString()).sid;
+    const file = join(work, 'admin.mts');
+    const v = { issuer: tessera.url, apiKeyId: tessera.project.api_key_id, port: 0 };
+    writeFileSync(file, substitute(packageSnippets.get('admin')!, v));
+    const child = spawn(process.execPath, ['--conditions=tessera-source', '--import', 'tsx', file], {
+      cwd: work,
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        TESSERA_API_KEY_ID: tessera.project.api_key_id,
+        TESSERA_API_KEY_SECRET: tessera.project.api_key_secret,
+      },
+    });
+    children.push(child);
+    let out = '';
+    let errors = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      errors += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0, errors);
+    const lines = out.trim().split('\n');
+    assert.match(lines[0]!, new RegExp(`^session ${sid} OTP \\d{4}-`));
+    assert.equal(lines[1], 'revoked 1');
+    assert.match(lines[2]!, /^event session\.revoked \d{4}-/);
+    assert.equal(lines.length, 3, out);
+    const verified = await tessera.request('POST', '/verify', {
+      body: { oauth_token: { access_token: bundle.access_token } },
+    });
+    assert.equal(verified.body.success, false, 'signed out everywhere');
+    const sub = JSON.parse(Buffer.from(bundle.access_token.split('.')[1]!, 'base64url').toString()).sub;
+    const claims = await tessera.request('GET', `/v1/users/${sub}/claims`, {
+      headers: { authorization: basicAuth(tessera.project) },
+    });
+    assert.deepEqual(claims.body, { claims: { plan: 'pro' } });
   });
 
   /** Runs a Node snippet as its own process (tsx, workspace sources) and waits for its port. */

@@ -37,6 +37,7 @@ const APP_PACKAGES = [
   '@tessera/react',
   '@tessera/ssr',
   '@tessera/sqlite',
+  '@tessera/admin',
 ];
 /** The oldest TypeScript a CommonJS consumer is checked with (from the npm registry or its cache). */
 const OLD_TYPESCRIPT = 'typescript@5.0.4';
@@ -80,11 +81,13 @@ ${APP_BODY}`;
 // Every entry point loads with require() (fails with ERR_REQUIRE_ASYNC_MODULE on top-level await).
 const REQUIRE_ALL = `'use strict';
 const entries = ['@tessera/core', '@tessera/client', '@tessera/verify', '@tessera/verify/express',
-  '@tessera/verify/fastify', '@tessera/verify/hono', '@tessera/react', '@tessera/ssr', '@tessera/ssr/express'];
+  '@tessera/verify/fastify', '@tessera/verify/hono', '@tessera/react', '@tessera/ssr', '@tessera/ssr/express',
+  '@tessera/admin'];
 console.log(JSON.stringify(Object.fromEntries(entries.map((e) => [e, Object.keys(require(e)).sort()]))));
 `;
 
-const TS_ESM = `import { createTesseraClient } from '@tessera/client';
+const TS_ESM = `import { createTesseraAdmin, type TesseraAdminError, type User } from '@tessera/admin';
+import { createTesseraClient } from '@tessera/client';
 import { type AccessTokenClaims, createVerifier, requiredScopes, TesseraVerifyError } from '@tessera/verify';
 import { tesseraAuth } from '@tessera/verify/express';
 import express from 'express';
@@ -96,6 +99,12 @@ app.get('/me', tesseraAuth(verifier, { optional: true, requirements: [requiredSc
   res.json({ sub: claims?.sub });
 });
 const client = createTesseraClient({ issuer: 'https://auth.example.com', apiKeyId: 'pk_1' });
+const admin = createTesseraAdmin({ issuer: 'https://auth.example.com', apiKeyId: 'pk_1', apiKeySecret: 's' });
+export async function identifierOf(id: string): Promise<string | TesseraAdminError['code']> {
+  const user: User = await admin.users.get(id);
+  for await (const event of admin.audit.list({ user_id: user.user_id })) return event.type;
+  return user.identifier;
+}
 export const used: unknown[] = [app, client, TesseraVerifyError];
 `;
 /** A CommonJS TypeScript file that uses @tessera/verify/express and requires every other entry. */
@@ -133,6 +142,28 @@ const TSCONFIG = {
   compilerOptions: { ...TS_COMMON, ...CJS_SETTINGS.nodenext },
   files: ['check.mts'],
 };
+
+/** @tessera/admin from Node, ESM and CommonJS: finds a user by identifier, sets claims, lists the audit log. */
+const ADMIN_BODY = `
+const admin = createTesseraAdmin({
+  issuer: process.env.ISSUER,
+  apiKeyId: process.env.API_KEY_ID,
+  apiKeySecret: process.env.API_KEY_SECRET,
+});
+async function main() {
+  const user = await admin.users.find(process.env.IDENTIFIER);
+  const claims = await admin.claims.set(user.user_id, { plan: 'pro' });
+  const events = await admin.audit.list({ user_id: user.user_id }).toArray();
+  const missing = await admin.users.get('no-such-user').catch((error) => error instanceof TesseraAdminError && error.code);
+  console.log(JSON.stringify({ user: user.user_id, claims, events: events.map((e) => e.type), missing }));
+}
+main();
+`;
+const ADMIN_ESM = `import { createTesseraAdmin, TesseraAdminError } from '@tessera/admin';
+${ADMIN_BODY}`;
+const ADMIN_CJS = `'use strict';
+const { createTesseraAdmin, TesseraAdminError } = require('@tessera/admin');
+${ADMIN_BODY}`;
 
 const PAGE_ENTRY = `import { createTesseraClient } from '@tessera/client';
 globalThis.packTest = { createTesseraClient };
@@ -188,6 +219,8 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
     writeFileSync(join(appDir, 'esm.mjs'), ESM_APP);
     writeFileSync(join(appDir, 'cjs.cjs'), CJS_APP);
     writeFileSync(join(appDir, 'require-all.cjs'), REQUIRE_ALL);
+    writeFileSync(join(appDir, 'admin.mjs'), ADMIN_ESM);
+    writeFileSync(join(appDir, 'admin.cjs'), ADMIN_CJS);
     writeFileSync(join(appDir, 'check.mts'), TS_ESM);
     writeFileSync(join(appDir, 'check.cts'), cjsConsumer(entriesOf(appDir)));
     writeFileSync(join(appDir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
@@ -351,6 +384,7 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
     assert.ok(exported['@tessera/verify']!.includes('createVerifier'));
     assert.ok(exported['@tessera/client']!.includes('createTesseraClient'));
     assert.ok(exported['@tessera/core']!.length > 0);
+    assert.ok(exported['@tessera/admin']!.includes('createTesseraAdmin'));
     assert.doesNotMatch(stderr, /Error/);
   });
 
@@ -379,6 +413,32 @@ describe('packed packages', { timeout: 1_200_000 }, () => {
         headers: { Authorization: `Bearer ${bundle.access_token}` },
       });
       assert.equal(admin.status, 403);
+    });
+  }
+
+  for (const [kind, file] of [
+    ['ESM', 'admin.mjs'],
+    ['CommonJS', 'admin.cjs'],
+  ] as const) {
+    it(`@tessera/admin from ${kind} finds a user, sets claims, reads the audit log`, async () => {
+      const identifier = `pack-admin-${kind.toLowerCase()}@example.com`;
+      const bundle = await tessera.signIn(identifier);
+      const sub = JSON.parse(Buffer.from(bundle.access_token.split('.')[1]!, 'base64url').toString()).sub;
+      const { stdout } = await run(process.execPath, [file], {
+        cwd: appDir,
+        env: {
+          ...CHILD_ENV,
+          ISSUER: tessera.url,
+          API_KEY_ID: tessera.project.api_key_id,
+          API_KEY_SECRET: tessera.project.api_key_secret,
+          IDENTIFIER: identifier,
+        },
+      });
+      const out = JSON.parse(stdout);
+      assert.equal(out.user, sub);
+      assert.deepEqual(out.claims, { plan: 'pro' });
+      assert.ok(out.events.includes('signin.succeeded'), out.events.join());
+      assert.equal(out.missing, 'user_not_found');
     });
   }
 

@@ -32,7 +32,8 @@ export type OpenApiDocument = any;
 
 /**
  * The server's OpenAPI document as `GET /openapi.json` serves it, with every optional family on
- * (the operator API needs TESSERA_OPERATOR_TOKEN), from a throwaway in-memory database.
+ * (the operator API needs TESSERA_OPERATOR_TOKEN, the console's routes TESSERA_CONSOLE), from a
+ * throwaway in-memory database.
  */
 export async function buildDocument(): Promise<OpenApiDocument> {
   const masterKey = randomBytes(32).toString('base64');
@@ -44,6 +45,7 @@ export async function buildDocument(): Promise<OpenApiDocument> {
     TESSERA_DELIVERY: 'dev',
     TESSERA_LOG_LEVEL: 'silent',
     TESSERA_OPERATOR_TOKEN: randomBytes(32).toString('base64url'),
+    TESSERA_CONSOLE: 'true',
   });
   const logger = createLogger('silent');
   const db = await connect('sqlite::memory:');

@@ -1,9 +1,10 @@
 import type { AdminAuth } from './auth.js';
 import { Audit } from './resources/audit.js';
 import { Clients } from './resources/clients.js';
+import { ConsoleResource, Keys, StatsResource } from './resources/operator.js';
 import { BrandingResource, ClientRegistration } from './resources/project.js';
 import { Projects } from './resources/projects.js';
-import { ClaimsResource, Devices, Grants, Passkeys, Sessions, Users } from './resources/users.js';
+import { ClaimsResource, Devices, Grants, Passkeys, Pin, Sessions, Users } from './resources/users.js';
 import { Webhooks } from './resources/webhooks.js';
 import { type RetryOptions, Transport } from './transport.js';
 
@@ -38,6 +39,8 @@ export class TesseraAdmin {
   readonly devices: Devices;
   /** Passkeys of a user. */
   readonly passkeys: Passkeys;
+  /** A user's PIN: set, locked, unlock. */
+  readonly pin: Pin;
   /** A user's consents to third-party OAuth clients. */
   readonly grants: Grants;
   /** OAuth clients of the project (RFC 7591/7592). */
@@ -50,8 +53,14 @@ export class TesseraAdmin {
   readonly branding: BrandingResource;
   /** Whether open OAuth client registration is on. */
   readonly clientRegistration: ClientRegistration;
+  /** The project's sign-in activity per hour or day. */
+  readonly stats: StatsResource;
   /** Projects (operator API). */
   readonly projects: Projects;
+  /** Signing keys (operator API). */
+  readonly keys: Keys;
+  /** The signed-in console member (console credential only). */
+  readonly console: ConsoleResource;
 
   /** Prefer {@link createTesseraAdmin}. */
   constructor(transport: Transport) {
@@ -61,13 +70,17 @@ export class TesseraAdmin {
     this.sessions = new Sessions(transport);
     this.devices = new Devices(transport);
     this.passkeys = new Passkeys(transport);
+    this.pin = new Pin(transport);
     this.grants = new Grants(transport);
     this.clients = new Clients(transport);
     this.webhooks = new Webhooks(transport);
     this.audit = new Audit(transport);
     this.branding = new BrandingResource(transport);
     this.clientRegistration = new ClientRegistration(transport);
+    this.stats = new StatsResource(transport);
     this.projects = new Projects(transport);
+    this.keys = new Keys(transport);
+    this.console = new ConsoleResource(transport);
   }
 
   /**

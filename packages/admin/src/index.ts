@@ -18,6 +18,14 @@ export type { OperationId, PathParams, QueryParams, RequestBody, Result, Schema 
 export type { Paginated } from './paginate.js';
 export type { Audit, AuditEvent, AuditFilter, AuditPage } from './resources/audit.js';
 export type { ClientMetadata, Clients, OAuthClient, RegisteredClient } from './resources/clients.js';
+export type {
+  ConsoleMember,
+  ConsoleResource,
+  Keys,
+  SigningKey,
+  Stats,
+  StatsResource,
+} from './resources/operator.js';
 export type { Branding, BrandingResource, ClientRegistration } from './resources/project.js';
 export type { CreatedProject, Project, Projects } from './resources/projects.js';
 export type {
@@ -29,6 +37,7 @@ export type {
   Grants,
   Passkey,
   Passkeys,
+  Pin,
   Session,
   Sessions,
   User,

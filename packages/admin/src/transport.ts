@@ -195,7 +195,7 @@ export class Transport {
         await sleep(this.#backoff(attempt), options.signal);
         continue;
       }
-      if (response.ok) return this.#parse(id, response, text) as Result<Id>;
+      if (response.ok) return this.#parse(id, response, text, accept) as Result<Id>;
       const error = errorOfAnswer(id, response.status, response.headers, text);
       if (retriesLeft && RETRY_STATUSES.has(response.status)) {
         const wait = error.retryAfter !== undefined ? error.retryAfter * 1000 : this.#backoff(attempt);
@@ -213,16 +213,21 @@ export class Transport {
     return Math.round(Math.random() * Math.min(this.#maxDelay, this.#minDelay * 2 ** attempt));
   }
 
-  #parse(id: OperationId, response: Response, text: string): unknown {
+  /** The answer as asked for: JSON parsed, another media type (CSV) as text; anything else is refused. */
+  #parse(id: OperationId, response: Response, text: string, accept: string): unknown {
     if (response.status === 204 || text === '') return undefined;
-    const type = response.headers.get('content-type') ?? '';
-    if (!/\bjson\b/.test(type)) {
-      if (type.startsWith('text/')) return text;
-      throw new TesseraAdminError(AdminErrorCodes.invalidResponse, `the answer is ${type || 'untyped'}`, {
-        operation: id,
-        status: response.status,
-      });
-    }
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const json = accept === 'application/json';
+    if (json ? !/^application\/([\w.-]+\+)?json$/.test(type) : type !== accept)
+      throw new TesseraAdminError(
+        AdminErrorCodes.invalidResponse,
+        `the answer is ${type || 'untyped'}, not ${accept}`,
+        {
+          operation: id,
+          status: response.status,
+        },
+      );
+    if (!json) return text;
     try {
       return JSON.parse(text);
     } catch (cause) {

@@ -9,7 +9,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project’s security events, newest first */
+        /** The project’s security events, newest first (as CSV with format=csv or Accept: text/csv) */
         get: operations["searchAudit"];
         put?: never;
         post?: never;
@@ -51,6 +51,57 @@ export interface paths {
         post?: never;
         /** Delete an OAuth client: its consents go and its sessions end */
         delete: operations["deleteClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/console/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in console member, their roles and projects */
+        get: operations["consoleMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the signing keys the JWKS publishes, with their state and dates */
+        get: operations["listSigningKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish a new signing key now; it starts signing after the pre-publication delay (caches of the JWKS catch up first) */
+        post: operations["rotateSigningKey"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -176,6 +227,23 @@ export interface paths {
         get: operations["getClientRegistration"];
         /** Open or close Dynamic Client Registration (RFC 7591) for the project */
         put: operations["setClientRegistration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sign-ins per method, failures, OTP sends and refresh reuse detections over time */
+        get: operations["getStats"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -341,6 +409,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{user_id}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the user has a PIN, and whether it is locked */
+        get: operations["getUserPin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{user_id}/pin/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unlock the user’s PIN: its count of failed attempts starts again */
+        post: operations["unlockUserPin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/{user_id}/sessions": {
         parameters: {
             query?: never;
@@ -386,6 +488,23 @@ export interface paths {
         put?: never;
         /** Revoke one session of the user, or all (optionally forgetting their devices) */
         post: operations["revokeSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find users by identifier prefix, user id or client_user_id */
+        get: operations["searchUsers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -439,6 +558,40 @@ export interface paths {
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again (a new delivery with the same body), now */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event (webhook.test) to the endpoint, now */
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -508,6 +661,7 @@ export interface components {
         };
         Session: {
             auth_method: string;
+            client_id: string | null;
             created_at: string | null;
             device_id: string | null;
             expires_at: string | null;
@@ -567,6 +721,8 @@ export interface operations {
         parameters: {
             query?: {
                 before?: string;
+                /** @description csv (or `Accept: text/csv`): every matching event, up to 10000, as CSV */
+                format?: "json" | "csv";
                 from?: string;
                 limit?: string;
                 to?: string;
@@ -926,6 +1082,153 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    consoleMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identifier: string;
+                        /** @description Every project and the signing keys */
+                        operator: boolean;
+                        /** @description Each project the member may open, with their role there */
+                        projects: {
+                            api_key_id: string;
+                            name: string;
+                            role: "operator" | "admin" | "support" | "viewer";
+                        }[];
+                        /** @description The console project’s user */
+                        user_id: string;
+                    };
+                };
+            };
+        };
+    };
+    listSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            /** @description When a `next` key starts signing */
+                            activate_at: string | null;
+                            activated_at: string | null;
+                            created_at: string | null;
+                            kid: string;
+                            /** @description When a `retiring` key leaves the JWKS */
+                            retire_at: string | null;
+                            state: "next" | "active" | "retiring";
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    rotateSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    delay_seconds?: number;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        activate_at: string;
+                        kid: string;
+                    };
+                };
             };
         };
     };
@@ -1776,6 +2079,71 @@ export interface operations {
             };
         };
     };
+    getStats: {
+        parameters: {
+            query?: {
+                /** @description Default: hour */
+                bucket?: "hour" | "day";
+                /** @description Default: 24 hours (hour) or 30 days (day) before `to` */
+                from?: string;
+                /** @description Default: now */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bucket: "hour" | "day";
+                        buckets: {
+                            /** @description Refused sign-ins of known users (signin.failed) */
+                            failures: number;
+                            /** @description Sign-in codes sent (otp.sent) */
+                            otp_sends: number;
+                            /** @description Rotated refresh tokens presented again (refresh.reuse_detected) */
+                            reuse_detections: number;
+                            /** @description Successful sign-ins by method */
+                            sign_ins: {
+                                [key: string]: number;
+                            };
+                            /** Format: date-time */
+                            start: string;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+        };
+    };
     findUser: {
         parameters: {
             query?: {
@@ -2362,6 +2730,92 @@ export interface operations {
             };
         };
     };
+    getUserPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        locked: boolean;
+                        set: boolean;
+                    };
+                };
+            };
+        };
+    };
+    unlockUserPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description False when it was not locked */
+                        unlocked: boolean;
+                    };
+                };
+            };
+        };
+    };
     listSessions: {
         parameters: {
             query?: {
@@ -2491,6 +2945,50 @@ export interface operations {
                         /** @description With forget_devices */
                         devices_forgotten?: number;
                         revoked: number;
+                    };
+                };
+            };
+        };
+    };
+    searchUsers: {
+        parameters: {
+            query: {
+                /** @description 1–100, 20 when absent */
+                limit?: string;
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        users: components["schemas"]["User"][];
                     };
                 };
             };
@@ -2716,6 +3214,109 @@ export interface operations {
                             /** @description pending, delivered or failed */
                             status: string;
                         }[];
+                    };
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        created_at: string | null;
+                        delivered_at: string | null;
+                        delivery_id: string;
+                        event_type: string;
+                        last_error: string | null;
+                        last_status_code: number | null;
+                        next_attempt_at: string | null;
+                        /** @description pending, delivered or failed */
+                        status: string;
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        created_at: string | null;
+                        delivered_at: string | null;
+                        delivery_id: string;
+                        event_type: string;
+                        last_error: string | null;
+                        last_status_code: number | null;
+                        next_attempt_at: string | null;
+                        /** @description pending, delivered or failed */
+                        status: string;
                     };
                 };
             };

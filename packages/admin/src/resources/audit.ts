@@ -7,7 +7,7 @@ export type AuditEvent = Result<'searchAudit'>['events'][number];
 /** A page of the audit log, with the cursor of the next (`next_before`, `null` on the last). */
 export type AuditPage = Result<'searchAudit'>;
 /** Filters of the audit log: `user_id`, `type`, `from` and `to` (ISO 8601 or Unix seconds), `limit` a page. */
-export type AuditFilter = Omit<QueryParams<'searchAudit'>, 'before'>;
+export type AuditFilter = Omit<QueryParams<'searchAudit'>, 'before' | 'format'>;
 
 /**
  * The project's security events, newest first.
@@ -35,7 +35,20 @@ export class Audit {
   }
 
   /** One page: pass the previous page's `next_before` as `before` for the next. */
-  page(query: QueryParams<'searchAudit'> = {}, options?: CallOptions): Promise<AuditPage> {
+  page(query: Omit<QueryParams<'searchAudit'>, 'format'> = {}, options?: CallOptions): Promise<AuditPage> {
     return this.#t.call('searchAudit', { query }, options);
+  }
+
+  /**
+   * Every event matching the filter (up to 10,000, newest first) as CSV text, as the service
+   * writes it (a header line; fields that a spreadsheet would run as a formula are escaped).
+   */
+  async export(filter: Omit<AuditFilter, 'limit'> = {}, options?: CallOptions): Promise<string> {
+    const csv = await this.#t.call(
+      'searchAudit',
+      { query: { ...filter, format: 'csv' }, accept: 'text/csv' },
+      options,
+    );
+    return csv as unknown as string;
   }
 }

@@ -37,6 +37,17 @@ export class Users {
     return this.#t.call('getUser', { path: { user_id: userId } }, options);
   }
 
+  /**
+   * Users whose identifier starts with `query`, or whose user id or `client_user_id` is `query`
+   * (`limit` 1–100, 20 when absent).
+   */
+  list(query: QueryParams<'searchUsers'>, options?: CallOptions): Paginated<User, Result<'searchUsers'>> {
+    return onePage(
+      () => this.#t.call('searchUsers', { query }, options),
+      (page) => page.users,
+    );
+  }
+
   /** The user with this e-mail address or phone number (E.164), or `undefined`. */
   async find(identifier: string, options?: CallOptions): Promise<User | undefined> {
     try {
@@ -98,6 +109,30 @@ export class ClaimsResource {
   /** Removes every custom claim of the user. */
   async clear(userId: string, options?: CallOptions): Promise<void> {
     await this.#t.call('deleteClaims', { path: { user_id: userId } }, options);
+  }
+}
+
+/**
+ * A user's PIN: whether one is set and whether it is locked (five wrong PINs lock PIN sign-in).
+ *
+ * @example
+ * ```ts
+ * if ((await admin.pin.get(userId)).locked) await admin.pin.unlock(userId);
+ * ```
+ */
+export class Pin {
+  readonly #t: Transport;
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  get(userId: string, options?: CallOptions): Promise<Result<'getUserPin'>> {
+    return this.#t.call('getUserPin', { path: { user_id: userId } }, options);
+  }
+
+  /** Unlocks PIN sign-in (`unlocked: false` when it was not locked). */
+  unlock(userId: string, options?: CallOptions): Promise<Result<'unlockUserPin'>> {
+    return this.#t.call('unlockUserPin', { path: { user_id: userId } }, options);
   }
 }
 

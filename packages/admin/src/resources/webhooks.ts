@@ -42,6 +42,20 @@ export class Webhooks {
     await this.#t.call('deleteWebhook', { path: { webhook_id: webhookId } }, options);
   }
 
+  /** Sends the delivery's event again, as a new delivery (with the same body), at once. */
+  redeliver(webhookId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery> {
+    return this.#t.call(
+      'redeliverWebhook',
+      { path: { webhook_id: webhookId, delivery_id: deliveryId } },
+      options,
+    );
+  }
+
+  /** Sends a `webhook.test` event to the endpoint, at once. */
+  test(webhookId: string, options?: CallOptions): Promise<WebhookDelivery> {
+    return this.#t.call('testWebhook', { path: { webhook_id: webhookId } }, options);
+  }
+
   /** The endpoint's recent deliveries, newest first. */
   deliveries(
     webhookId: string,
