@@ -1,7 +1,6 @@
 import type { TesseraClient } from '@tessera/client';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { type ConsoleApi, consoleApi } from './api/console-api.js';
-import { ApiError } from './api/http.js';
 import type { Me } from './api/types.js';
 import { errorText, Loading } from './components/ui.js';
 import { ConsoleProvider } from './context.js';
@@ -43,9 +42,9 @@ export function App(props: { client: TesseraClient; issuer: string }): ReactNode
     try {
       setStatus({ state: 'ready', me: await api.me() });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) setStatus({ state: 'signed-out' });
-      else if (error instanceof ApiError && (error.status === 403 || error.status === 404))
-        setStatus({ state: 'no-access' });
+      const status = (error as { status?: number }).status;
+      if (status === 401) setStatus({ state: 'signed-out' });
+      else if (status === 403 || status === 404) setStatus({ state: 'no-access' });
       else setStatus({ state: 'failed', error });
     }
   }, [api]);

@@ -57,11 +57,7 @@ export function ConsoleProvider(props: {
       api,
       me,
       project,
-      // The service's own list for the project shown, else the same rules as the service's.
-      can: (permission) =>
-        project?.permissions
-          ? project.permissions.includes(permission)
-          : allows(me.operator ? 'operator' : project?.role, permission),
+      can: (permission) => allows(me.operator ? 'operator' : project?.role, permission),
       notify,
       signOut,
     }),

@@ -14,7 +14,7 @@ import { UserPage } from './pages/user.js';
 import { UsersPage } from './pages/users.js';
 import { WebhookPage } from './pages/webhook.js';
 import { WebhooksPage } from './pages/webhooks.js';
-import type { Permission } from './permissions.js';
+import { allows, type Permission } from './permissions.js';
 import { LAST_PROJECT, Link, navigate, pathOf, type Route } from './router.js';
 
 /** The pages of a project, in the navigation's order, with what they need. */
@@ -23,13 +23,13 @@ const PROJECT_NAV: ReadonlyArray<{
   label: keyof typeof t;
   needs: Permission;
 }> = [
-  { name: 'overview', label: 'navOverview', needs: 'read' },
-  { name: 'users', label: 'navUsers', needs: 'read' },
-  { name: 'audit', label: 'navAudit', needs: 'read' },
-  { name: 'webhooks', label: 'navWebhooks', needs: 'read' },
-  { name: 'clients', label: 'navClients', needs: 'read' },
-  { name: 'branding', label: 'navBranding', needs: 'read' },
-  { name: 'settings', label: 'navSettings', needs: 'read' },
+  { name: 'overview', label: 'navOverview', needs: 'users.read' },
+  { name: 'users', label: 'navUsers', needs: 'users.read' },
+  { name: 'audit', label: 'navAudit', needs: 'users.read' },
+  { name: 'webhooks', label: 'navWebhooks', needs: 'users.read' },
+  { name: 'clients', label: 'navClients', needs: 'users.read' },
+  { name: 'branding', label: 'navBranding', needs: 'users.read' },
+  { name: 'settings', label: 'navSettings', needs: 'users.read' },
 ];
 
 /** The page a route names, when the member may see it. */
@@ -38,7 +38,7 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
     case 'account':
       return <AccountPage />;
     case 'keys':
-      return can('keys') ? <KeysPage /> : <NotFound />;
+      return can('keys.read') ? <KeysPage /> : <NotFound />;
     case 'projects':
       return <ProjectsPage />;
     case 'overview':
@@ -170,8 +170,8 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
                 <li className="group" aria-hidden="true">
                   {navProject.name}
                 </li>
-                {PROJECT_NAV.filter(
-                  (item) => navProject.permissions?.includes(item.needs) ?? can(item.needs),
+                {PROJECT_NAV.filter((item) =>
+                  allows(me.operator ? 'operator' : navProject.role, item.needs),
                 ).map((item) => (
                   <li key={item.name}>
                     <Link
@@ -199,7 +199,7 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
                 {t.navProjects}
               </Link>
             </li>
-            {can('keys') && (
+            {can('keys.read') && (
               <li>
                 <Link to={pathOf({ name: 'keys' })} aria-current={current('keys')}>
                   {t.navKeys}

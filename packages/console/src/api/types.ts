@@ -13,11 +13,8 @@ export interface Me {
   identifier: string;
   /** True for an operator (every project, the signing keys). */
   operator: boolean;
-  /**
-   * Each project the member may open, with their role there (an operator's is `operator`) and what
-   * it allows, as the service names it.
-   */
-  projects: Array<ProjectSummary & { role: Role; permissions?: string[] }>;
+  /** Each project the member may open, with their role there (an operator's is `operator`). */
+  projects: Array<ProjectSummary & { role: Role }>;
 }
 
 export interface User {

@@ -96,7 +96,7 @@ function ColorField(props: {
 function BrandingEditor(props: { project: Project; options: Partial<SignInBranding> }): ReactNode {
   const { api, can, notify } = useConsole();
   const key = props.project.api_key_id;
-  const editable = can('settings.write');
+  const editable = can('project.write');
   const start = props.project.branding ?? {};
   const [draft, setDraft] = useState({
     display_name: start.display_name ?? '',

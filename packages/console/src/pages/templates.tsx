@@ -8,7 +8,7 @@ import { LOCALE_TAG, sample, TEMPLATE_FIELDS, templateProblem } from '../templat
 /** The e-mail and SMS texts of one-time codes, per language, checked before saving (admin and up). */
 export function TemplatesEditor(props: { project: Project; reload(): void }): ReactNode {
   const { api, can, notify } = useConsole();
-  const editable = can('settings.write');
+  const editable = can('project.write');
   const saved: MessageTemplates = props.project.message_templates ?? { locales: {} };
   const [templates, setTemplates] = useState<MessageTemplates>(saved);
   const languages = [...new Set(['en', 'fr', 'de', ...Object.keys(templates.locales)])];

@@ -20,6 +20,8 @@ export function Sessions(props: { user: UserDetail; reload(): void }): ReactNode
   const { api, can, notify } = useConsole();
   const project = useProject();
   const live = props.user.sessions.filter((s) => !s.revoked_at);
+  // The IP network, where the service reports it.
+  const network = live.some((s) => 'ip_network' in s);
   return (
     <section className="card" aria-labelledby="user-sessions">
       <h2 id="user-sessions">{t.sessions}</h2>
@@ -32,7 +34,7 @@ export function Sessions(props: { user: UserDetail; reload(): void }): ReactNode
             <tr>
               <th scope="col">{t.method}</th>
               <th scope="col">{t.client}</th>
-              <th scope="col">{t.ipNetwork}</th>
+              {network && <th scope="col">{t.ipNetwork}</th>}
               <th scope="col">{t.started}</th>
               <th scope="col">{t.lastRefreshed}</th>
             </tr>
@@ -44,9 +46,11 @@ export function Sessions(props: { user: UserDetail; reload(): void }): ReactNode
                 <td data-label={t.client} className="mono">
                   {s.client_id ?? t.projectItself}
                 </td>
-                <td data-label={t.ipNetwork} className="mono">
-                  {s.ip_network ?? t.unknown}
-                </td>
+                {network && (
+                  <td data-label={t.ipNetwork} className="mono">
+                    {s.ip_network ?? t.unknown}
+                  </td>
+                )}
                 <td data-label={t.started}>
                   <Time at={s.created_at} />
                 </td>
@@ -83,7 +87,8 @@ export function Methods(props: { user: UserDetail; reload(): void }): ReactNode 
   const { api, can, notify } = useConsole();
   const project = useProject();
   const { user } = props;
-  const remove = can('credentials.remove');
+  const removeDevice = can('devices.remove');
+  const removePasskey = can('passkeys.remove');
   return (
     <section className="card" aria-labelledby="user-methods">
       <h2 id="user-methods">{t.signInMethods}</h2>
@@ -98,7 +103,7 @@ export function Methods(props: { user: UserDetail; reload(): void }): ReactNode 
               <th scope="col">{t.name}</th>
               <th scope="col">{t.added}</th>
               <th scope="col">{t.lastUsed}</th>
-              {remove && (
+              {removeDevice && (
                 <th scope="col">
                   <span className="sr-only">{t.actions}</span>
                 </th>
@@ -115,7 +120,7 @@ export function Methods(props: { user: UserDetail; reload(): void }): ReactNode 
                 <td data-label={t.lastUsed}>
                   <Time at={d.last_used_at} />
                 </td>
-                {remove && (
+                {removeDevice && (
                   <td>
                     <ConfirmButton
                       title={t.removeDeviceTitle}
@@ -149,7 +154,7 @@ export function Methods(props: { user: UserDetail; reload(): void }): ReactNode 
               <th scope="col">{t.kind}</th>
               <th scope="col">{t.added}</th>
               <th scope="col">{t.lastUsed}</th>
-              {remove && (
+              {removePasskey && (
                 <th scope="col">
                   <span className="sr-only">{t.actions}</span>
                 </th>
@@ -167,7 +172,7 @@ export function Methods(props: { user: UserDetail; reload(): void }): ReactNode 
                 <td data-label={t.lastUsed}>
                   <Time at={p.last_used_at} />
                 </td>
-                {remove && (
+                {removePasskey && (
                   <td>
                     <ConfirmButton
                       title={t.removePasskeyTitle}
