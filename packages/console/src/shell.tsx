@@ -59,8 +59,11 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookPage webhookId={route.webhookId} />;
-    default:
+    case 'home':
+      // On its way to the last project (app.tsx).
       return null;
+    default:
+      return <NotFound />;
   }
 }
 
