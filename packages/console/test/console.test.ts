@@ -201,6 +201,7 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await page.keyboard.type('ada@');
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'ada@example.com' }).waitFor();
+    await checkPage(page, 'users', problems);
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     assert.equal(await focused(), 'a ada@example.com');
