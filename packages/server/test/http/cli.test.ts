@@ -290,9 +290,10 @@ describe('tessera CLI', () => {
       2,
       /a project named "acme" exists already/,
     );
-    // Nothing was created by the refused commands.
+    // Nothing was created by the refused commands (`serve` made the console project, on by default
+    // outside production, before the demo one).
     const names = (await json(['projects', 'list'])).map((p: { name: string }) => p.name);
-    assert.deepEqual(names, ['acme', 'second', 'demo']);
+    assert.deepEqual(names, ['acme', 'second', 'console', 'demo']);
   });
 
   test('regression: keys rotate --delay refuses anything but whole seconds up to 30 days, and publishes no key', async () => {
