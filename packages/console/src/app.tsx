@@ -1,17 +1,13 @@
 import type { TesseraClient } from '@tessera/client';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { type ConsoleApi, consoleApi } from './api/console-api.js';
-import { ApiError } from './api/http.js';
 import type { Me } from './api/types.js';
 import { errorText, Loading } from './components/ui.js';
 import { ConsoleProvider } from './context.js';
 import { t } from './i18n/index.js';
 import { NoAccess, SignInPage } from './pages/sign-in.js';
-import { BASE, navigate, pathOf, type Route, useLocation, withQuery } from './router.js';
+import { BASE, LAST_PROJECT, navigate, pathOf, type Route, useLocation, withQuery } from './router.js';
 import { Shell } from './shell.js';
-
-/** Where the last project opened is remembered (its api_key_id only). */
-const LAST_PROJECT = 'tessera-console:project';
 
 type Status =
   | { state: 'loading' }
@@ -46,9 +42,9 @@ export function App(props: { client: TesseraClient; issuer: string }): ReactNode
     try {
       setStatus({ state: 'ready', me: await api.me() });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) setStatus({ state: 'signed-out' });
-      else if (error instanceof ApiError && (error.status === 403 || error.status === 404))
-        setStatus({ state: 'no-access' });
+      const status = (error as { status?: number }).status;
+      if (status === 401) setStatus({ state: 'signed-out' });
+      else if (status === 403 || status === 404) setStatus({ state: 'no-access' });
       else setStatus({ state: 'failed', error });
     }
   }, [api]);

@@ -1,7 +1,7 @@
 import type { TesseraClient } from '@tessera/client';
 import { createContext, type ReactNode, useCallback, useContext, useMemo, useRef, useState } from 'react';
 import type { ConsoleApi } from './api/console-api.js';
-import type { Me, ProjectSummary, Role } from './api/types.js';
+import type { Me } from './api/types.js';
 import { allows, type Permission } from './permissions.js';
 
 /** What every page of a signed-in console has at hand. */
@@ -11,7 +11,7 @@ export interface ConsoleState {
   api: ConsoleApi;
   me: Me;
   /** The project shown (from the address), when the member may open it. */
-  project: (ProjectSummary & { role: Role }) | undefined;
+  project: Me['projects'][number] | undefined;
   /** Whether the member's role in the project shown (or as operator) allows it. */
   can(permission: Permission): boolean;
   /** A short message, announced politely and shown for a few seconds. */

@@ -1,48 +1,43 @@
 import type { Role } from './api/types.js';
 
 /**
- * What a console member may do. The console offers only what the member's role allows; the
+ * What a console member may do, named as the service names it (packages/server/src/modules/
+ * console/permissions.ts): reads are `<area>.read`, support's writes have names of their own, the
+ * other writes are `<area>.write`. The console offers only what the member's role allows; the
  * service checks every call again and refuses the rest (403 `forbidden`).
  */
 export type Permission =
-  | 'read'
+  | 'users.read'
   | 'sessions.revoke'
-  | 'credentials.remove'
+  | 'devices.remove'
+  | 'passkeys.remove'
   | 'pin.unlock'
   | 'users.delete'
   | 'claims.write'
   | 'clients.write'
-  | 'settings.read'
-  | 'settings.write'
-  | 'branding.write'
-  | 'audit.export'
   | 'webhooks.write'
-  | 'keys'
-  | 'projects.manage';
+  | 'project.write'
+  | 'project.secret.rotate'
+  | 'projects.create'
+  | 'keys.read'
+  | 'keys.rotate';
 
-const VIEWER: readonly Permission[] = ['read'];
-const SUPPORT: readonly Permission[] = [...VIEWER, 'sessions.revoke', 'credentials.remove', 'pin.unlock'];
-const ADMIN: readonly Permission[] = [
-  ...SUPPORT,
-  'users.delete',
-  'claims.write',
-  'clients.write',
-  'settings.read',
-  'settings.write',
-  'branding.write',
-  'audit.export',
-  'webhooks.write',
-];
-const OPERATOR: readonly Permission[] = [...ADMIN, 'keys', 'projects.manage'];
+/** What `support` may change besides reading: helping a user back in. */
+const SUPPORT_WRITES: ReadonlySet<Permission> = new Set([
+  'sessions.revoke',
+  'devices.remove',
+  'passkeys.remove',
+  'pin.unlock',
+]);
+/** What only an operator holds: what is not of one project. */
+const OPERATOR_ONLY: ReadonlySet<Permission> = new Set(['projects.create', 'keys.read', 'keys.rotate']);
 
-const BY_ROLE: Readonly<Record<Role, readonly Permission[]>> = {
-  viewer: VIEWER,
-  support: SUPPORT,
-  admin: ADMIN,
-  operator: OPERATOR,
-};
-
-/** Whether a role allows a permission (no role: nothing). */
+/** Whether a role allows a permission (no role: nothing), by the service's rule. */
 export function allows(role: Role | undefined, permission: Permission): boolean {
-  return role !== undefined && BY_ROLE[role].includes(permission);
+  if (role === undefined) return false;
+  if (role === 'operator') return true;
+  if (OPERATOR_ONLY.has(permission)) return false;
+  if (role === 'admin') return true;
+  if (permission.endsWith('.read')) return true;
+  return role === 'support' && SUPPORT_WRITES.has(permission);
 }

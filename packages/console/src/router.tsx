@@ -3,6 +3,9 @@ import { type AnchorHTMLAttributes, type MouseEvent, type ReactNode, useSyncExte
 /** Where the server serves the console; every client-side route is below it. */
 export const BASE = '/console';
 
+/** Where the last project opened is remembered (its api_key_id only). */
+export const LAST_PROJECT = 'tessera-console:project';
+
 /** A page of the console, as its address names it. */
 export type Route =
   | { name: 'sign-in' }

@@ -12,9 +12,10 @@ import { ProjectsPage } from './pages/projects.js';
 import { SettingsPage } from './pages/settings.js';
 import { UserPage } from './pages/user.js';
 import { UsersPage } from './pages/users.js';
-import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
-import type { Permission } from './permissions.js';
-import { Link, navigate, pathOf, type Route } from './router.js';
+import { WebhookPage } from './pages/webhook.js';
+import { WebhooksPage } from './pages/webhooks.js';
+import { allows, type Permission } from './permissions.js';
+import { LAST_PROJECT, Link, navigate, pathOf, type Route } from './router.js';
 
 /** The pages of a project, in the navigation's order, with what they need. */
 const PROJECT_NAV: ReadonlyArray<{
@@ -22,13 +23,13 @@ const PROJECT_NAV: ReadonlyArray<{
   label: keyof typeof t;
   needs: Permission;
 }> = [
-  { name: 'overview', label: 'navOverview', needs: 'read' },
-  { name: 'users', label: 'navUsers', needs: 'read' },
-  { name: 'audit', label: 'navAudit', needs: 'read' },
-  { name: 'webhooks', label: 'navWebhooks', needs: 'read' },
-  { name: 'clients', label: 'navClients', needs: 'read' },
-  { name: 'branding', label: 'navBranding', needs: 'read' },
-  { name: 'settings', label: 'navSettings', needs: 'settings.read' },
+  { name: 'overview', label: 'navOverview', needs: 'users.read' },
+  { name: 'users', label: 'navUsers', needs: 'users.read' },
+  { name: 'audit', label: 'navAudit', needs: 'users.read' },
+  { name: 'webhooks', label: 'navWebhooks', needs: 'users.read' },
+  { name: 'clients', label: 'navClients', needs: 'users.read' },
+  { name: 'branding', label: 'navBranding', needs: 'users.read' },
+  { name: 'settings', label: 'navSettings', needs: 'users.read' },
 ];
 
 /** The page a route names, when the member may see it. */
@@ -37,7 +38,7 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
     case 'account':
       return <AccountPage />;
     case 'keys':
-      return can('keys') ? <KeysPage /> : <NotFound />;
+      return can('keys.read') ? <KeysPage /> : <NotFound />;
     case 'projects':
       return <ProjectsPage />;
     case 'overview':
@@ -47,7 +48,7 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
     case 'user':
       return <UserPage userId={route.userId} />;
     case 'settings':
-      return can('settings.read') ? <SettingsPage /> : <NotFound />;
+      return <SettingsPage />;
     case 'clients':
       return <ClientsPage />;
     case 'branding':
@@ -58,8 +59,11 @@ function page(route: Route, query: URLSearchParams, can: (p: Permission) => bool
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookPage webhookId={route.webhookId} />;
-    default:
+    case 'home':
+      // On its way to the last project (app.tsx).
       return null;
+    default:
+      return <NotFound />;
   }
 }
 
@@ -131,6 +135,9 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
   const current = (name: string, key?: string) =>
     route.name === name && (key === undefined || routeProject === key) ? 'page' : undefined;
   const role = me.operator ? 'operator' : project?.role;
+  // Pages of the service (keys, projects, account) keep the last project's pages in the menu.
+  const last = localStorage.getItem(LAST_PROJECT);
+  const navProject = project ?? me.projects.find((p) => p.api_key_id === last) ?? me.projects[0];
   return (
     <>
       <a className="skip-link" href="#main">
@@ -161,17 +168,19 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
             {t.menu}
           </button>
           <ul id={navId}>
-            {project && (
+            {navProject && (
               <>
                 <li className="group" aria-hidden="true">
-                  {project.name}
+                  {navProject.name}
                 </li>
-                {PROJECT_NAV.filter((item) => can(item.needs)).map((item) => (
+                {PROJECT_NAV.filter((item) =>
+                  allows(me.operator ? 'operator' : navProject.role, item.needs),
+                ).map((item) => (
                   <li key={item.name}>
                     <Link
-                      to={pathOf({ name: item.name, project: project.api_key_id })}
+                      to={pathOf({ name: item.name, project: navProject.api_key_id })}
                       aria-current={
-                        current(item.name, project.api_key_id) ??
+                        current(item.name, navProject.api_key_id) ??
                         (item.name === 'users' && route.name === 'user'
                           ? 'page'
                           : item.name === 'webhooks' && route.name === 'webhook'
@@ -179,7 +188,7 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
                             : undefined)
                       }
                     >
-                      {fill(t[item.label] as string, { project: project.name })}
+                      {fill(t[item.label] as string, { project: navProject.name })}
                     </Link>
                   </li>
                 ))}
@@ -193,7 +202,7 @@ export function Shell(props: { route: Route; query: URLSearchParams }): ReactNod
                 {t.navProjects}
               </Link>
             </li>
-            {can('keys') && (
+            {can('keys.read') && (
               <li>
                 <Link to={pathOf({ name: 'keys' })} aria-current={current('keys')}>
                   {t.navKeys}

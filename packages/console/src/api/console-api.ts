@@ -1,5 +1,5 @@
 import { createTesseraAdmin, type TesseraAdmin } from '@tessera/admin';
-import { ApiError, createHttp } from './http.js';
+import { ApiError } from './http.js';
 import type {
   AuditEvent,
   Branding,
@@ -50,7 +50,6 @@ export function consoleApi(options: {
     return value;
   };
   const admin = createTesseraAdmin({ issuer: options.issuer, accessToken: token, retry: { retries: 1 } });
-  const http = createHttp(options);
   const byProject = new Map<string, TesseraAdmin>();
   const of = (project: string) => {
     const scoped = byProject.get(project) ?? admin.forProject(project);
@@ -66,10 +65,9 @@ export function consoleApi(options: {
       throw error;
     }
   };
-  const enc = encodeURIComponent;
 
   return {
-    me: () => http.call<Me>('GET', '/v1/console/me'),
+    me: () => guard(admin.console.me()) as Promise<Me>,
     projects: {
       get: (project: string) => guard(admin.projects.get(project)) as Promise<Project>,
       update: (project: string, changes: Record<string, unknown>) =>
@@ -78,10 +76,11 @@ export function consoleApi(options: {
       rotateSecret: (project: string) => guard(admin.projects.rotateSecret(project)),
     },
     stats: (project: string, query: { from: string; to: string; bucket: 'hour' | 'day' }) =>
-      http.call<Stats>('GET', '/v1/stats', { project, query }),
+      guard(of(project).stats.get(query)) as Promise<Stats>,
     users: {
-      search: (project: string, query: string) =>
-        http.call<{ users: User[] }>('GET', '/v1/users', { project, query: { query } }),
+      search: async (project: string, query: string) => ({
+        users: (await guard(of(project).users.list({ query, limit: '50' }).toArray())) as User[],
+      }),
       get: async (project: string, userId: string): Promise<UserDetail> => {
         const scoped = of(project);
         const [user, sessions, devices, passkeys, pin] = await guard(
@@ -90,13 +89,18 @@ export function consoleApi(options: {
             scoped.sessions.list(userId).toArray(),
             scoped.devices.list(userId).toArray(),
             scoped.passkeys.list(userId).toArray(),
-            http.call<PinState>('GET', `/v1/users/${enc(userId)}/pin`, { project }),
+            scoped.pin.get(userId),
           ]),
         );
-        return { ...(user as User), sessions: sessions as Session[], devices, passkeys, pin };
+        return {
+          ...(user as User),
+          sessions: sessions as Session[],
+          devices,
+          passkeys,
+          pin: pin as PinState,
+        };
       },
-      unlockPin: (project: string, userId: string) =>
-        http.call<void>('POST', `/v1/users/${enc(userId)}/pin/unlock`, { project }),
+      unlockPin: (project: string, userId: string) => guard(of(project).pin.unlock(userId)),
       revokeSessions: (project: string, userId: string) => guard(of(project).users.revokeSessions(userId)),
       removeDevice: (project: string, userId: string, deviceId: string) =>
         guard(of(project).devices.remove(userId, deviceId)),
@@ -113,12 +117,9 @@ export function consoleApi(options: {
           of(project).audit.page(
             defined({ ...filters, limit: filters.limit === undefined ? undefined : String(filters.limit) }),
           ),
-        ) as Promise<{
-          events: AuditEvent[];
-          next_before: string | null;
-        }>,
+        ) as Promise<{ events: AuditEvent[]; next_before: string | null }>,
       csv: (project: string, filters: AuditFilters) =>
-        http.call<string>('GET', '/v1/audit', { project, query: { ...filters, format: 'csv' }, as: 'text' }),
+        guard(of(project).audit.export(defined({ ...filters, before: undefined, limit: undefined }))),
     },
     clients: {
       list: (project: string) => guard(of(project).clients.list().toArray()) as Promise<OAuthClient[]>,
@@ -132,8 +133,8 @@ export function consoleApi(options: {
       set: (project: string, branding: Branding) => guard(of(project).branding.set({ ...branding })),
     },
     keys: {
-      list: () => http.call<{ keys: SigningKey[] }>('GET', '/v1/operator/keys'),
-      rotate: () => http.call<unknown>('POST', '/v1/operator/keys/rotate'),
+      list: async () => ({ keys: (await guard(admin.keys.list().toArray())) as SigningKey[] }),
+      rotate: () => guard(admin.keys.rotate()),
     },
     webhooks: {
       list: (project: string) => guard(of(project).webhooks.list().toArray()) as Promise<Webhook[]>,
@@ -144,11 +145,8 @@ export function consoleApi(options: {
       deliveries: (project: string, id: string) =>
         guard(of(project).webhooks.deliveries(id).toArray()) as Promise<WebhookDelivery[]>,
       redeliver: (project: string, id: string, deliveryId: string) =>
-        http.call<unknown>('POST', `/v1/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/redeliver`, {
-          project,
-        }),
-      test: (project: string, id: string) =>
-        http.call<unknown>('POST', `/v1/webhooks/${enc(id)}/test`, { project }),
+        guard(of(project).webhooks.redeliver(id, deliveryId)),
+      test: (project: string, id: string) => guard(of(project).webhooks.test(id)),
     },
   };
 }

@@ -125,12 +125,13 @@ export interface OAuthClient {
 
 export interface SigningKey {
   kid: string;
+  alg?: string;
+  /** next: published, signs from `activate_at`; active: signs; retiring: published until `retire_at`. */
   state: string;
-  created_at: string | null;
-  published_at?: string | null;
-  activated_at?: string | null;
-  retired_at?: string | null;
-  expires_at?: string | null;
+  created_at: string;
+  activate_at: string | null;
+  activated_at: string | null;
+  retire_at: string | null;
 }
 
 export interface Webhook {

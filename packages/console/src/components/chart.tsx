@@ -42,6 +42,8 @@ export function Chart(props: {
   labels: readonly string[];
   series: readonly Series[];
   kind?: 'line' | 'bar';
+  /** A line under the legend (the OTP budget). */
+  note?: ReactNode;
 }): ReactNode {
   const id = useId();
   const [box, width] = useWidth();
@@ -69,7 +71,7 @@ export function Chart(props: {
           aria-labelledby={`${id}-title ${id}-desc`}
         >
           <title id={`${id}-desc`}>{summary}</title>
-          {[0, top / 2, top].map((v) => (
+          {(Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top]).map((v) => (
             <g key={v}>
               <line className="axis" x1={PAD.left} x2={width - PAD.right} y1={y(v)} y2={y(v)} />
               <text x={PAD.left - 6} y={y(v) + 4} textAnchor="end">
@@ -119,6 +121,7 @@ export function Chart(props: {
           </li>
         ))}
       </ul>
+      {props.note && <p className="muted">{props.note}</p>}
       <details>
         <summary>{t.chartData}</summary>
         <table className="stack">

@@ -241,16 +241,6 @@ export function ClientsPage(): ReactNode {
           onDone={() => setSecret(null)}
         />
       )}
-      {can('clients.write') && (
-        <NewClient
-          created={(client) => {
-            notify(fill(t.clientCreated, { name: client.client_name ?? client.client_id }));
-            if (client.client_secret)
-              setSecret({ name: client.client_name ?? client.client_id, value: client.client_secret });
-            clients.reload();
-          }}
-        />
-      )}
       <section aria-labelledby="client-list">
         <h2 id="client-list">{t.clientList}</h2>
         <Loaded resource={clients}>
@@ -267,6 +257,16 @@ export function ClientsPage(): ReactNode {
           }
         </Loaded>
       </section>
+      {can('clients.write') && (
+        <NewClient
+          created={(client) => {
+            notify(fill(t.clientCreated, { name: client.client_name ?? client.client_id }));
+            if (client.client_secret)
+              setSecret({ name: client.client_name ?? client.client_id, value: client.client_secret });
+            clients.reload();
+          }}
+        />
+      )}
     </>
   );
 }

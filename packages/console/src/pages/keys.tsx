@@ -3,7 +3,7 @@ import type { SigningKey } from '../api/types.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { Badge, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole } from '../context.js';
-import { t } from '../i18n/index.js';
+import { fill, t, when } from '../i18n/index.js';
 
 const TONE: Record<string, 'ok' | 'warn' | 'bad'> = {
   active: 'ok',
@@ -32,7 +32,7 @@ export function KeysPage(): ReactNode {
                   <th scope="col">{t.state}</th>
                   <th scope="col">{t.created}</th>
                   <th scope="col">{t.activeFrom}</th>
-                  <th scope="col">{t.retired}</th>
+                  <th scope="col">{t.retires}</th>
                 </tr>
               </thead>
               <tbody>
@@ -48,11 +48,9 @@ export function KeysPage(): ReactNode {
                       <Time at={key.created_at} />
                     </td>
                     <td data-label={t.activeFrom}>
-                      <Time at={key.activated_at ?? null} />
+                      <Time at={key.activated_at ?? key.activate_at} />
                     </td>
-                    <td data-label={t.retired}>
-                      <Time at={key.retired_at ?? null} />
-                    </td>
+                    <td data-label={t.retires}>{key.retire_at ? <Time at={key.retire_at} /> : '—'}</td>
                   </tr>
                 ))}
               </tbody>
@@ -66,8 +64,8 @@ export function KeysPage(): ReactNode {
             text={<p>{t.rotateKeysText}</p>}
             confirm={t.rotateKeys}
             action={async () => {
-              await api.keys.rotate();
-              notify(t.keysRotated);
+              const rotated = await api.keys.rotate();
+              notify(fill(t.keysRotated, { when: when(rotated.activate_at) }));
               keys.reload();
             }}
           >

@@ -66,21 +66,18 @@ function Charts(props: { stats: Stats }): ReactNode {
           labels={labels}
           series={[{ name: t.failures, values: stats.buckets.map((b) => b.failures) }]}
         />
-        <div>
-          <Chart
-            title={t.chartOtp}
-            kind="bar"
-            labels={labels}
-            series={[{ name: t.otpSends, values: stats.buckets.map((b) => b.otp_sends) }]}
-          />
-          {budget && (
-            <p className="muted">
-              {budget.limit === null
-                ? fill(t.otpBudgetUnlimited, { used: count(budget.used) })
-                : fill(t.otpBudget, { used: count(budget.used), limit: count(budget.limit) })}
-            </p>
-          )}
-        </div>
+        <Chart
+          title={t.chartOtp}
+          kind="bar"
+          labels={labels}
+          series={[{ name: t.otpSends, values: stats.buckets.map((b) => b.otp_sends) }]}
+          note={
+            budget &&
+            (budget.limit === null
+              ? fill(t.otpBudgetUnlimited, { used: count(budget.used) })
+              : fill(t.otpBudget, { used: count(budget.used), limit: count(budget.limit) }))
+          }
+        />
         <Chart
           title={t.chartReuse}
           kind="bar"

@@ -113,7 +113,7 @@ export function ProjectsPage(): ReactNode {
           </table>
         )}
       </section>
-      {can('projects.manage') && <NewProject />}
+      {can('projects.create') && <NewProject />}
     </>
   );
 }

@@ -22,7 +22,7 @@ const LIFETIMES = [
 function SettingsForm(props: { project: Project; saved(project: Project): void }): ReactNode {
   const { api, can, notify } = useConsole();
   const { project } = props;
-  const editable = can('settings.write');
+  const editable = can('project.write');
   const [form, setForm] = useState({
     name: project.name,
     origins: project.origins.join('\n'),
@@ -76,7 +76,7 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
       }}
     >
       <h2 id="settings-form">{t.settingsForm}</h2>
-      <fieldset disabled={!editable}>
+      <fieldset className="bare" disabled={!editable}>
         <legend className="sr-only">{t.settingsForm}</legend>
         <Field label={t.projectName}>
           {({ id }) => <input id={id} value={form.name} maxLength={100} onChange={text('name')} />}
@@ -194,7 +194,7 @@ export function SettingsPage(): ReactNode {
                   <Time at={p.secret_rotated_at} />
                 </dd>
               </dl>
-              {can('projects.manage') && (
+              {can('project.secret.rotate') && (
                 <div className="actions">
                   <ConfirmButton
                     title={t.rotateSecretTitle}

@@ -1,6 +1,5 @@
 import { type ReactNode, useState } from 'react';
-import type { Webhook, WebhookDelivery } from '../api/types.js';
-import { ConfirmButton } from '../components/confirm.js';
+import type { Webhook } from '../api/types.js';
 import { SecretOnce } from '../components/secret.js';
 import {
   ActionButton,
@@ -14,10 +13,16 @@ import {
 } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
-import { Link, navigate, pathOf } from '../router.js';
+import { Link, pathOf } from '../router.js';
 import { EVENT_TYPES } from './audit.js';
 
-const tone = (status: string | null): 'ok' | 'bad' | 'warn' =>
+/** An endpoint's events in words (none listed, or `*`: every event). */
+export const eventsOf = (webhook: Webhook): string =>
+  webhook.event_types.length === 0 || webhook.event_types.includes('*')
+    ? t.allEvents
+    : webhook.event_types.join(', ');
+
+export const tone = (status: string | null): 'ok' | 'bad' | 'warn' =>
   status === 'delivered' || status === 'ok'
     ? 'ok'
     : status === 'failed' || status === 'error'
@@ -64,7 +69,7 @@ function NewWebhook(props: { created(webhook: Webhook): void }): ReactNode {
           )}
         </Field>
         <details>
-          <summary>{fill(t.eventTypesChosen, { n: types.length || t.allEvents })}</summary>
+          <summary>{types.length ? fill(t.eventTypesChosen, { n: types.length }) : t.eventTypesAll}</summary>
           <fieldset>
             <legend>{t.eventTypes}</legend>
             <p className="muted">{t.eventTypesHint}</p>
@@ -138,9 +143,7 @@ export function WebhooksPage(): ReactNode {
                           {w.url}
                         </Link>
                       </td>
-                      <td data-label={t.eventTypes}>
-                        {w.event_types.length ? w.event_types.join(', ') : t.allEvents}
-                      </td>
+                      <td data-label={t.eventTypes}>{eventsOf(w)}</td>
                       <td data-label={t.lastStatus}>
                         {w.last_status ? <Badge tone={tone(w.last_status)}>{w.last_status}</Badge> : t.never}
                       </td>
@@ -165,159 +168,5 @@ export function WebhooksPage(): ReactNode {
         />
       )}
     </>
-  );
-}
-
-function Deliveries(props: { webhookId: string }): ReactNode {
-  const { api, can, notify } = useConsole();
-  const project = useProject();
-  const deliveries = useResource(
-    () => api.webhooks.deliveries(project, props.webhookId),
-    [api, project, props.webhookId],
-  );
-  const act = async (work: () => Promise<unknown>, done: string) => {
-    try {
-      await work();
-      notify(done);
-      deliveries.reload();
-    } catch (error) {
-      notify(errorText(error));
-    }
-  };
-  return (
-    <section className="card" aria-labelledby="deliveries">
-      <div className="page-head">
-        <h2 id="deliveries">{t.deliveries}</h2>
-        <div className="actions">
-          <button type="button" className="secondary" onClick={deliveries.reload}>
-            {t.refresh}
-          </button>
-          {can('webhooks.write') && (
-            <ActionButton
-              variant="secondary"
-              action={() => act(() => api.webhooks.test(project, props.webhookId), t.testEventSent)}
-            >
-              {t.sendTestEvent}
-            </ActionButton>
-          )}
-        </div>
-      </div>
-      <Loaded resource={deliveries}>
-        {(list: WebhookDelivery[]) =>
-          list.length === 0 ? (
-            <p>{t.noDeliveries}</p>
-          ) : (
-            <table className="stack">
-              <caption className="sr-only">{t.deliveries}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t.event}</th>
-                  <th scope="col">{t.status}</th>
-                  <th scope="col">{t.attempts}</th>
-                  <th scope="col">{t.lastResponse}</th>
-                  <th scope="col">{t.created}</th>
-                  <th scope="col">{t.nextAttempt}</th>
-                  {can('webhooks.write') && (
-                    <th scope="col">
-                      <span className="sr-only">{t.actions}</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((d) => (
-                  <tr key={d.delivery_id}>
-                    <td data-label={t.event} className="mono">
-                      {d.event_type}
-                    </td>
-                    <td data-label={t.status}>
-                      <Badge tone={tone(d.status)}>{d.status}</Badge>
-                    </td>
-                    <td data-label={t.attempts}>{d.attempts}</td>
-                    <td data-label={t.lastResponse}>
-                      {d.last_status_code ?? ''} {d.last_error ?? (d.last_status_code ? '' : '—')}
-                    </td>
-                    <td data-label={t.created}>
-                      <Time at={d.created_at} />
-                    </td>
-                    <td data-label={t.nextAttempt}>
-                      {d.next_attempt_at ? <Time at={d.next_attempt_at} /> : '—'}
-                    </td>
-                    {can('webhooks.write') && (
-                      <td>
-                        <ActionButton
-                          variant="secondary"
-                          aria-label={fill(t.redeliverNamed, {
-                            event: d.event_type,
-                            when: d.created_at ?? '',
-                          })}
-                          action={() =>
-                            act(
-                              () => api.webhooks.redeliver(project, props.webhookId, d.delivery_id),
-                              t.redelivered,
-                            )
-                          }
-                        >
-                          {t.redeliver}
-                        </ActionButton>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Loaded>
-    </section>
-  );
-}
-
-/** One webhook endpoint: its deliveries with status and retries, redelivery, a test event. */
-export function WebhookPage(props: { webhookId: string }): ReactNode {
-  const { api, can, notify } = useConsole();
-  const project = useProject();
-  const webhook = useResource(
-    () => api.webhooks.get(project, props.webhookId),
-    [api, project, props.webhookId],
-  );
-  return (
-    <Loaded resource={webhook}>
-      {(w: Webhook) => (
-        <>
-          <PageTitle>{fill(t.webhookTitle, { url: w.url })}</PageTitle>
-          <section className="card" aria-labelledby="webhook-facts">
-            <h2 id="webhook-facts">{t.endpoint}</h2>
-            <dl className="facts">
-              <dt>{t.webhookUrl}</dt>
-              <dd className="mono">{w.url}</dd>
-              <dt>{t.eventTypes}</dt>
-              <dd>{w.event_types.length ? w.event_types.join(', ') : t.allEvents}</dd>
-              <dt>{t.created}</dt>
-              <dd>
-                <Time at={w.created_at} />
-              </dd>
-            </dl>
-            {can('webhooks.write') && (
-              <div className="actions">
-                <ConfirmButton
-                  title={t.deleteWebhookTitle}
-                  text={<p>{fill(t.deleteWebhookText, { url: w.url })}</p>}
-                  confirm={t.delete}
-                  action={async () => {
-                    await api.webhooks.delete(project, w.webhook_id);
-                    notify(t.webhookDeleted);
-                    navigate(pathOf({ name: 'webhooks', project }), { replace: true });
-                  }}
-                >
-                  {t.deleteWebhook}
-                </ConfirmButton>
-              </div>
-            )}
-          </section>
-          <Deliveries webhookId={w.webhook_id} />
-        </>
-      )}
-    </Loaded>
   );
 }

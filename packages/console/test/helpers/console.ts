@@ -50,8 +50,8 @@ export interface ConsolePage {
 }
 
 /**
- * Starts Tessera with the console on (SQLite, development outbox) on localhost, and Chromium.
- * The console project is made at start-up by the server; it is made here only if it is missing.
+ * Starts Tessera with the console on (SQLite, development outbox) on localhost, and Chromium. The
+ * server makes the console project at start-up.
  */
 export async function startConsole(options: StartOptions = {}): Promise<ConsoleHarness> {
   mkdirSync(ARTEFACTS, { recursive: true });
@@ -62,8 +62,6 @@ export async function startConsole(options: StartOptions = {}): Promise<ConsoleH
     port,
     env: { ...RELAXED_LIMITS, TESSERA_ISSUER: origin, TESSERA_CONSOLE: 'true', ...options.env },
   });
-  if (!(await server.ctx.projects.findByName('console')))
-    await server.ctx.projects.create({ name: 'console', origins: [origin], rpId: 'localhost' });
   const browser = await launchChromium();
   return {
     server,
