@@ -66,7 +66,8 @@ function endpoints(apiKeyId: string): Endpoint[] {
         client_id: [1, true, null, [apiKeyId], {}],
       },
       // grant_type is an enum (refresh_token): any other value, long or short, is unsupported_grant_type.
-      tooLong: { refresh_token: 513, client_id: 101 },
+      // client_id may be a Client ID Metadata Document's https URL (issue 31): up to 2000 characters.
+      tooLong: { refresh_token: 513, client_id: 2001 },
     },
     {
       path: '/oauth/revoke',
@@ -78,7 +79,7 @@ function endpoints(apiKeyId: string): Endpoint[] {
         token_type_hint: [1, true, null, ['refresh_token']],
         client_id: [1, true, null, [apiKeyId], {}],
       },
-      tooLong: { token: 8193, token_type_hint: 101, client_id: 101 },
+      tooLong: { token: 8193, token_type_hint: 101, client_id: 2001 },
     },
   ];
 }

@@ -51,7 +51,7 @@ test('the role matrix: viewer reads, support helps users back in, admin has the 
     'keys.rotate': [false, false, false, true],
   };
   for (const [permission, allowed] of Object.entries(matrix))
-    (['viewer', 'support', 'admin', 'operator'] as const).forEach((role, i) =>
-      assert.equal(roleAllows(role, permission), allowed[i], `${role} ${permission}`),
-    );
+    (['viewer', 'support', 'admin', 'operator'] as const).forEach((role, i) => {
+      assert.equal(roleAllows(role, permission), allowed[i], `${role} ${permission}`);
+    });
 });
