@@ -4,6 +4,7 @@ import {
   memoryStorage,
   type SignInResult,
   type TesseraClient,
+  type TokenStorage,
 } from '@tessera/client';
 import { type Branding, brandingStyle, loadBranding, NO_BRANDING, toIdentifier } from './branding.js';
 import { h } from './dom.js';
@@ -242,7 +243,7 @@ export class TesseraSignIn extends HTMLElement {
     const apiKeyId = this.getAttribute('api-key-id');
     if (!issuer || !apiKeyId) return undefined;
     const memory = this.getAttribute('storage') === 'memory';
-    return createTesseraClient({ issuer, apiKeyId, ...(memory && { storage: memoryStorage() }) });
+    return createTesseraClient({ issuer, apiKeyId, ...(memory && { storage: tokensInMemory() }) });
   }
 
   /** The region of the page's language (`fr-CA` → CA) when SMS may go there, else the first country. */
@@ -521,4 +522,28 @@ export class TesseraSignIn extends HTMLElement {
     this.dispatchEvent(event('signed-in', this.#result));
     for (const resolve of this.#waiting.splice(0)) resolve(this.#result);
   }
+}
+
+/**
+ * `storage="memory"`: the token bundle (`tessera.<api key id>.session`) in memory only, as a hosted
+ * page that hands it to its server wants; this device's id and the passkey flag, no secrets, in
+ * localStorage as by default. (All in memory forgot the trusted device at the page's next load:
+ * "Trust this device" and a PIN did nothing on the hosted pages, whose key pair IndexedDB kept.)
+ */
+function tokensInMemory(): TokenStorage {
+  const memory = memoryStorage();
+  const local = typeof localStorage === 'undefined' ? undefined : localStorage;
+  const kept = (key: string) => (local && !key.endsWith('.session') ? local : undefined);
+  return {
+    get: async (key) => kept(key)?.getItem(key) ?? memory.get(key),
+    set: async (key, value) => {
+      const store = kept(key);
+      if (store) store.setItem(key, value);
+      else await memory.set(key, value);
+    },
+    remove: async (key) => {
+      kept(key)?.removeItem(key);
+      await memory.remove(key);
+    },
+  };
 }
