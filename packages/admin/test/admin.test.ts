@@ -202,6 +202,9 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
       redirect_uris: [REDIRECT, 'https://rp.example/other'],
     });
     assert.deepEqual(replaced.redirect_uris, [REDIRECT, 'https://rp.example/other']);
+    const rotated = await admin.clients.rotateSecret(created.client_id);
+    assert.equal(typeof rotated.client_secret, 'string');
+    assert.notEqual(rotated.client_secret, created.client_secret, 'a new secret, shown once');
     const bad = await refused(
       admin.clients.register({ client_name: 'Bad', redirect_uris: ['http://rp.example/cb'] }),
       'invalid_redirect_uri',
@@ -352,11 +355,13 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
     assert.deepEqual(branding, { display_name: 'Shop', primary_color: '#0b5cff' });
     assert.deepEqual(await admin.branding.get(), branding);
     await refused(admin.branding.set({ primary_color: 'blue' }), 'invalid_request', 400);
-    assert.deepEqual(await admin.clientRegistration.get(), { open_registration: false });
+    const off = { open_registration: false, client_id_metadata_documents: false };
+    assert.deepEqual(await admin.clientRegistration.get(), off);
     assert.deepEqual(await admin.clientRegistration.set({ open_registration: true }), {
+      ...off,
       open_registration: true,
     });
-    assert.deepEqual(await admin.clientRegistration.get(), { open_registration: true });
+    assert.deepEqual(await admin.clientRegistration.get(), { ...off, open_registration: true });
   });
 
   test('operator: projects created, listed, changed, secret rotated, their clients, deleted', async () => {
@@ -398,6 +403,9 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
         .client_name,
       'Ops 2',
     );
+    const newSecret = (await clients.rotateSecret(client.client_id)).client_secret;
+    assert.equal(typeof newSecret, 'string');
+    assert.notEqual(newSecret, client.client_secret);
     await clients.delete(client.client_id);
     assert.deepEqual(await clients.list().toArray(), []);
     assert.deepEqual(

@@ -56,6 +56,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clients/{client_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a confidential client’s secret (shown once); the old one stops working at once */
+        post: operations["rotateClientSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/console/me": {
         parameters: {
             query?: never;
@@ -181,6 +198,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/projects/{api_key_id}/clients/{client_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a confidential client’s secret (shown once); the old one stops working at once */
+        post: operations["operatorRotateClientSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operator/projects/{api_key_id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -223,9 +257,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether the project accepts Dynamic Client Registration */
+        /** Whether the project accepts Dynamic Client Registration and Client ID Metadata Documents */
         get: operations["getClientRegistration"];
-        /** Open or close Dynamic Client Registration (RFC 7591) for the project */
+        /** Turn Dynamic Client Registration (RFC 7591) and Client ID Metadata Documents on or off for the project (the members sent change; the others stay) */
         put: operations["setClientRegistration"];
         post?: never;
         delete?: never;
@@ -1085,6 +1119,62 @@ export interface operations {
             };
         };
     };
+    rotateClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_id_issued_at: number;
+                        client_name: string;
+                        /** @description Confidential clients: shown once */
+                        client_secret?: string;
+                        /** @description 0: never */
+                        client_secret_expires_at?: number;
+                        first_party: boolean;
+                        grant_types: string[];
+                        logo_uri?: string;
+                        post_logout_redirect_uris: string[];
+                        redirect_uris: string[];
+                        response_types: string[];
+                        scope: string;
+                        token_endpoint_auth_method: string;
+                    };
+                };
+            };
+        };
+    };
     consoleMe: {
         parameters: {
             query?: never;
@@ -1271,6 +1361,7 @@ export interface operations {
                             branding: {
                                 [key: string]: unknown;
                             } | null;
+                            client_id_metadata_documents: boolean;
                             /** Format: date-time */
                             created_at: string;
                             device_requires_pin: boolean;
@@ -1339,6 +1430,7 @@ export interface operations {
                         branding: {
                             [key: string]: unknown;
                         } | null;
+                        client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
@@ -1397,6 +1489,7 @@ export interface operations {
                         branding: {
                             [key: string]: unknown;
                         } | null;
+                        client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
@@ -1474,6 +1567,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | null;
+                    client_id_metadata_documents?: boolean;
                     device_requires_pin?: boolean;
                     message_templates?: {
                         [key: string]: unknown;
@@ -1517,6 +1611,7 @@ export interface operations {
                         branding: {
                             [key: string]: unknown;
                         } | null;
+                        client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
@@ -1850,6 +1945,63 @@ export interface operations {
             };
         };
     };
+    operatorRotateClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                api_key_id: string;
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem document (RFC 9457) with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_id_issued_at: number;
+                        client_name: string;
+                        /** @description Confidential clients: shown once */
+                        client_secret?: string;
+                        /** @description 0: never */
+                        client_secret_expires_at?: number;
+                        first_party: boolean;
+                        grant_types: string[];
+                        logo_uri?: string;
+                        post_logout_redirect_uris: string[];
+                        redirect_uris: string[];
+                        response_types: string[];
+                        scope: string;
+                        token_endpoint_auth_method: string;
+                    };
+                };
+            };
+        };
+    };
     rotateProjectSecret: {
         parameters: {
             query?: never;
@@ -2024,6 +2176,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A client may name itself by the HTTPS URL of its Client ID Metadata Document (the MCP authorization specification’s way), at the project’s own endpoints */
+                        client_id_metadata_documents: boolean;
                         /** @description Anyone may register an OAuth client (RFC 7591) at the project’s registration endpoint */
                         open_registration: boolean;
                     };
@@ -2041,8 +2195,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description A client may name itself by the HTTPS URL of its Client ID Metadata Document (the MCP authorization specification’s way), at the project’s own endpoints */
+                    client_id_metadata_documents?: boolean;
                     /** @description Anyone may register an OAuth client (RFC 7591) at the project’s registration endpoint */
-                    open_registration: boolean;
+                    open_registration?: boolean;
                 };
             };
         };
@@ -2072,6 +2228,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A client may name itself by the HTTPS URL of its Client ID Metadata Document (the MCP authorization specification’s way), at the project’s own endpoints */
+                        client_id_metadata_documents: boolean;
                         /** @description Anyone may register an OAuth client (RFC 7591) at the project’s registration endpoint */
                         open_registration: boolean;
                     };

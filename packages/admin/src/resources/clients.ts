@@ -16,6 +16,7 @@ const INTEGRATOR = {
   get: 'getClient',
   replace: 'replaceClient',
   delete: 'deleteClient',
+  rotateSecret: 'rotateClientSecret',
 } as const;
 const OPERATOR = {
   register: 'operatorRegisterClient',
@@ -23,6 +24,7 @@ const OPERATOR = {
   get: 'operatorGetClient',
   replace: 'operatorReplaceClient',
   delete: 'operatorDeleteClient',
+  rotateSecret: 'operatorRotateClientSecret',
 } as const;
 
 /**
@@ -69,6 +71,11 @@ export class Clients {
       { path: { ...this.#project, client_id: clientId }, body: metadata },
       options,
     );
+  }
+
+  /** Replaces a confidential client's secret: the new one is in the answer, once; the old one stops working at once. */
+  rotateSecret(clientId: string, options?: CallOptions): Promise<RegisteredClient> {
+    return this.#t.call(this.#ops.rotateSecret, { path: { ...this.#project, client_id: clientId } }, options);
   }
 
   /** Deletes the client: its consents and codes go, its sessions end. */
