@@ -9,8 +9,9 @@ import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js
 import { statsRoutes } from '../modules/stats/stats.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
 import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
-import { oauthErrorHandler, problemErrorHandler } from '../plugins/error-handler.js';
+import { oauthErrorHandler, oauthNotFound, problemErrorHandler } from '../plugins/error-handler.js';
 import { documentErrors, documentSecurity, documentSecurityOrConsole } from './openapi.js';
+import { notFoundUnder } from './scope.js';
 
 /**
  * The integrator family: the project's own servers, with HTTP Basic (API key id and secret) on
@@ -49,6 +50,8 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     // OAuth clients speak RFC 7591/7592, whose errors are OAuth's (`invalid_client_metadata`, …).
     await scope.register(async (clients) => {
       clients.setErrorHandler(oauthErrorHandler);
+      // Unknown paths under it too (`/v1/clients/./secret` is `/v1/clients/secret`: no route).
+      await notFoundUnder(clients, ['/v1/clients'], oauthNotFound);
       await clients.register(
         clientsRoutes({ clients: ctx.clients, project: async (request) => request.project! }),
       );

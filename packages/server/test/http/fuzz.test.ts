@@ -48,6 +48,8 @@ const RUNS = {
   postgres: { body: FUZZ_RUNS ?? 300, other: Math.ceil((FUZZ_RUNS ?? 300) * 0.15) },
 } as const;
 const SEED = Number(process.env.TESSERA_TEST_FUZZ_SEED) || undefined;
+/** `TESSERA_TEST_FUZZ_ROUTE` (e.g. `POST /v1/clients/{client_id}/secret`) fuzzes that route only. */
+const ONLY_ROUTE = process.env.TESSERA_TEST_FUZZ_ROUTE;
 
 /**
  * What this fuzz found when it was written (issue 12), all fixed since: each is sent below as a
@@ -106,6 +108,13 @@ const KNOWN_FAILURES: KnownFailure[] = [
       profile: 'Basic',
       body: { contentType: 'application/json', text: '{"logo_url":"pk_Cqc8pP6C--dxRmLXNE_a5Q"}' },
     }),
+  },
+  {
+    // Fixed in http/integrator.ts: unknown paths under /v1/clients answer in the family's OAuth
+    // format too (`.` is resolved: the path is /v1/clients/secret, which no route serves).
+    was: 'POST /v1/clients/./secret: a 404 problem document in the RFC 7591 family',
+    route: 'POST /v1/clients/{client_id}/secret',
+    example: async () => ({ method: 'POST', path: '/v1/clients/./secret', profile: 'Basic' }),
   },
   {
     // Fixed in toKnownError (src/errors.ts): PostgreSQL text cannot hold U+0000 (22021), so such an
@@ -276,11 +285,12 @@ eachDialect('fuzz: every public JSON endpoint', (dialect) => {
   }, async (t) => {
     const openapi = await send('GET', '/openapi.json', {});
     assert.equal(openapi.status, 200);
-    const routes = routesOf(JSON.parse(openapi.text));
-    assert.ok(routes.length >= 40, `the route table lists ${routes.length} routes`);
+    const all = routesOf(JSON.parse(openapi.text));
+    const routes = ONLY_ROUTE ? all.filter((r) => `${r.method} ${r.path}` === ONLY_ROUTE) : all;
+    assert.ok(all.length >= 40, `the route table lists ${all.length} routes`);
     for (const expected of ['POST /verify', 'POST /v1/auth/otp/start', 'PUT /v1/users/{user_id}/claims']) {
       assert.ok(
-        routes.some((r) => `${r.method} ${r.path}` === expected),
+        all.some((r) => `${r.method} ${r.path}` === expected),
         `${expected} is in the route table`,
       );
     }
