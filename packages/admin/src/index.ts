@@ -13,7 +13,7 @@ export {
   TesseraAdminError,
 } from './errors.js';
 export type { components, operations, paths } from './generated/openapi.js';
-export { OPERATIONS } from './generated/operations.js';
+export { AUDIT_EVENT_TYPES, OPERATIONS } from './generated/operations.js';
 export type { OperationId, PathParams, QueryParams, RequestBody, Result, Schema } from './operation-types.js';
 export type { Paginated } from './paginate.js';
 export type { Audit, AuditEvent, AuditFilter, AuditPage } from './resources/audit.js';

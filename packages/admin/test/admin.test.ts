@@ -313,7 +313,7 @@ eachDialect('@tessera/admin against a real server', (dialect) => {
   });
 
   test('audit: filtered, paginated page after page; a loop that breaks asks for no further page', async () => {
-    const filter = { user_id: user.userId, type: 'signin.succeeded', limit: '1' };
+    const filter = { user_id: user.userId, type: 'signin.succeeded' as const, limit: '1' };
     const pages = [];
     for await (const page of admin.audit.list(filter).pages()) pages.push(page);
     // Five sign-ins so far: by OTP the first, a second session, after the revocation, on the hosted

@@ -272,7 +272,7 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await page.getByRole('cell', { name: 'claims.changed' }).first().waitFor();
     const users = await page.locator('td[data-label="User"]').allInnerTexts();
     assert.ok(users.length > 0 && users.every((u) => u === ada.userId), 'only Ada’s events');
-    await page.getByLabel('Event', { exact: true }).fill('signin.failed');
+    await page.getByLabel('Event', { exact: true }).selectOption('signin.failed');
     await page.getByRole('button', { name: 'Show events' }).click();
     await page.waitForURL(/type=signin.failed/);
     assert.equal(await page.getByRole('cell', { name: 'signin.failed' }).count(), 5);

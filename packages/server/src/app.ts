@@ -18,7 +18,7 @@ import { appFacingFamily } from './http/app-facing.js';
 import { registerCommon } from './http/common.js';
 import { consolePageFamily } from './http/console-page.js';
 import { hostedFamily } from './http/hosted.js';
-import { integratorFamily } from './http/integrator.js';
+import { integratorFamily, integratorNotFound } from './http/integrator.js';
 import { oauthFamily } from './http/oauth.js';
 import { operationsFamily } from './http/operations.js';
 import { operatorFamily } from './http/operator.js';
@@ -159,6 +159,7 @@ export async function buildApp(
   await app.register(oauthFamily(ctx));
   await app.register(hostedFamily(ctx));
   await app.register(integratorFamily(ctx));
+  await integratorNotFound(app);
   await app.register(operationsFamily(ctx));
   await app.register(operatorFamily(ctx));
   if (config.console) await app.register(consolePageFamily(ctx));

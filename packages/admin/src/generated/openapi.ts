@@ -699,6 +699,7 @@ export interface components {
             created_at: string | null;
             device_id: string | null;
             expires_at: string | null;
+            ip_network: string | null;
             last_refreshed_at: string | null;
             revoked_at: string | null;
             session_id: string;
@@ -760,7 +761,8 @@ export interface operations {
                 from?: string;
                 limit?: string;
                 to?: string;
-                type?: string;
+                /** @description One event type (see the webhook event types in docs/API.md) */
+                type?: "signin.succeeded" | "signin.failed" | "otp.sent" | "refresh" | "refresh.grace" | "refresh.reuse_detected" | "session.revoked" | "pin.set" | "pin.changed" | "pin.removed" | "pin.locked" | "pin.unlocked" | "device.added" | "device.removed" | "passkey.added" | "passkey.removed" | "claims.changed" | "user.created" | "user.updated" | "user.deleted" | "key.rotated" | "project.secret_rotated" | "client.created" | "client.registered" | "client.updated" | "client.secret_rotated" | "client.deleted" | "consent.granted" | "consent.revoked";
                 user_id?: string;
             };
             header?: never;
@@ -2295,6 +2297,17 @@ export interface operations {
                         }[];
                         /** Format: date-time */
                         from: string;
+                        /** @description The project’s OTP send budgets now: each channel’s hourly and daily window */
+                        otp_budgets: {
+                            channel: "email" | "sms";
+                            /** @description The budget (TESSERA_{SMS,EMAIL}_BUDGET_{HOURLY,DAILY}); null: off */
+                            limit: number | null;
+                            period: "hour" | "day";
+                            /** @description When the current window ends; null when nothing is counted */
+                            resets_at: string | null;
+                            /** @description Codes handed to the provider in the current window (failed deliveries too) */
+                            used: number;
+                        }[];
                         /** Format: date-time */
                         to: string;
                     };

@@ -1,24 +1,10 @@
-import { createTesseraAdmin, type TesseraAdmin } from '@tessera/admin';
+import { type AuditFilter, createTesseraAdmin, type TesseraAdmin } from '@tessera/admin';
 import { ApiError } from './http.js';
-import type {
-  AuditEvent,
-  Branding,
-  Me,
-  OAuthClient,
-  PinState,
-  Project,
-  Session,
-  SigningKey,
-  Stats,
-  User,
-  UserDetail,
-  Webhook,
-  WebhookDelivery,
-} from './types.js';
+import type { Branding, Me, PinState, Project, Session, Stats, User, UserDetail } from './types.js';
 
 /** Filters of the audit log. */
 export interface AuditFilters {
-  type?: string | undefined;
+  type?: AuditFilter['type'] | undefined;
   user_id?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
@@ -117,14 +103,14 @@ export function consoleApi(options: {
           of(project).audit.page(
             defined({ ...filters, limit: filters.limit === undefined ? undefined : String(filters.limit) }),
           ),
-        ) as Promise<{ events: AuditEvent[]; next_before: string | null }>,
+        ),
       csv: (project: string, filters: AuditFilters) =>
         guard(of(project).audit.export(defined({ ...filters, before: undefined, limit: undefined }))),
     },
     clients: {
-      list: (project: string) => guard(of(project).clients.list().toArray()) as Promise<OAuthClient[]>,
+      list: (project: string) => guard(of(project).clients.list().toArray()),
       create: (project: string, metadata: Record<string, unknown>) =>
-        guard(of(project).clients.register(metadata)) as Promise<OAuthClient>,
+        guard(of(project).clients.register(metadata)),
       update: (project: string, clientId: string, metadata: Record<string, unknown>) =>
         guard(of(project).clients.replace(clientId, metadata)),
       delete: (project: string, clientId: string) => guard(of(project).clients.delete(clientId)),
@@ -133,17 +119,16 @@ export function consoleApi(options: {
       set: (project: string, branding: Branding) => guard(of(project).branding.set({ ...branding })),
     },
     keys: {
-      list: async () => ({ keys: (await guard(admin.keys.list().toArray())) as SigningKey[] }),
+      list: async () => ({ keys: await guard(admin.keys.list().toArray()) }),
       rotate: () => guard(admin.keys.rotate()),
     },
     webhooks: {
-      list: (project: string) => guard(of(project).webhooks.list().toArray()) as Promise<Webhook[]>,
-      get: (project: string, id: string) => guard(of(project).webhooks.get(id)) as Promise<Webhook>,
+      list: (project: string) => guard(of(project).webhooks.list().toArray()),
+      get: (project: string, id: string) => guard(of(project).webhooks.get(id)),
       create: (project: string, body: { url: string; event_types: string[] }) =>
-        guard(of(project).webhooks.create(body)) as Promise<Webhook>,
+        guard(of(project).webhooks.create(body)),
       delete: (project: string, id: string) => guard(of(project).webhooks.delete(id)),
-      deliveries: (project: string, id: string) =>
-        guard(of(project).webhooks.deliveries(id).toArray()) as Promise<WebhookDelivery[]>,
+      deliveries: (project: string, id: string) => guard(of(project).webhooks.deliveries(id).toArray()),
       redeliver: (project: string, id: string, deliveryId: string) =>
         guard(of(project).webhooks.redeliver(id, deliveryId)),
       test: (project: string, id: string) => guard(of(project).webhooks.test(id)),

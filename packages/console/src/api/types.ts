@@ -1,3 +1,17 @@
+import type {
+  AuditEvent as AdminAuditEvent,
+  Device as AdminDevice,
+  OAuthClient as AdminOAuthClient,
+  Passkey as AdminPasskey,
+  Session as AdminSession,
+  SigningKey as AdminSigningKey,
+  Stats as AdminStats,
+  User as AdminUser,
+  Webhook as AdminWebhook,
+  WebhookDelivery as AdminWebhookDelivery,
+} from '@tessera/admin';
+
+// The service's own shapes, from its OpenAPI document through @tessera/admin: they cannot drift.
 /** The roles a console member may hold (docs/CONSOLE.md). */
 export type Role = 'operator' | 'admin' | 'support' | 'viewer';
 
@@ -17,42 +31,13 @@ export interface Me {
   projects: Array<ProjectSummary & { role: Role }>;
 }
 
-export interface User {
-  user_id: string;
-  identifier: string;
-  identifier_type: string;
-  client_user_id: string;
-  created_at: string | null;
-  last_sign_in_at: string | null;
-}
+export type User = AdminUser;
 
-export interface Session {
-  session_id: string;
-  auth_method: string;
-  device_id: string | null;
-  client_id?: string | null;
-  ip_network?: string | null;
-  created_at: string | null;
-  last_refreshed_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
+export type Session = AdminSession;
 
-export interface Device {
-  device_id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type Device = AdminDevice;
 
-export interface Passkey {
-  passkey_id: string;
-  name: string;
-  device_type: string;
-  backed_up: boolean;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type Passkey = AdminPasskey;
 
 export interface PinState {
   set: boolean;
@@ -67,13 +52,7 @@ export interface UserDetail extends User {
   sessions: Session[];
 }
 
-export interface AuditEvent {
-  event_id: string;
-  type: string;
-  user_id: string | null;
-  data: Record<string, unknown>;
-  created_at: string;
-}
+export type AuditEvent = AdminAuditEvent;
 
 export interface Project {
   project_id: string;
@@ -109,66 +88,14 @@ export interface MessageTemplates {
   locales: Record<string, Partial<Record<TemplateField, string>>>;
 }
 
-export interface OAuthClient {
-  client_id: string;
-  client_name?: string;
-  logo_uri?: string;
-  redirect_uris: string[];
-  post_logout_redirect_uris?: string[];
-  token_endpoint_auth_method?: string;
-  grant_types?: string[];
-  scope?: string;
-  first_party?: boolean;
-  client_id_issued_at?: number;
-  client_secret?: string;
-}
+export type OAuthClient = AdminOAuthClient;
 
-export interface SigningKey {
-  kid: string;
-  alg?: string;
-  /** next: published, signs from `activate_at`; active: signs; retiring: published until `retire_at`. */
-  state: string;
-  created_at: string;
-  activate_at: string | null;
-  activated_at: string | null;
-  retire_at: string | null;
-}
+export type SigningKey = AdminSigningKey;
 
-export interface Webhook {
-  webhook_id: string;
-  url: string;
-  event_types: string[];
-  created_at: string | null;
-  last_status: string | null;
-  last_attempt_at: string | null;
-  secret?: string;
-}
+export type Webhook = AdminWebhook;
 
-export interface WebhookDelivery {
-  delivery_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  created_at: string | null;
-  delivered_at: string | null;
-}
+export type WebhookDelivery = AdminWebhookDelivery;
 
-/** One bucket of the overview's series. */
-export interface StatsBucket {
-  start: string;
-  sign_ins: Record<string, number>;
-  failures: number;
-  otp_sends: number;
-  reuse_detections: number;
-}
+export type StatsBucket = AdminStats['buckets'][number];
 
-export interface Stats {
-  from: string;
-  to: string;
-  bucket: 'hour' | 'day';
-  buckets: StatsBucket[];
-  otp_budget?: { used: number; limit: number | null } | null;
-}
+export type Stats = AdminStats;

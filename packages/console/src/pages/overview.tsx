@@ -1,9 +1,10 @@
 import { type ReactNode, useId, useState } from 'react';
 import type { Stats } from '../api/types.js';
 import { Chart } from '../components/chart.js';
-import { Loaded, PageTitle, useResource } from '../components/ui.js';
+import { Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { count, fill, locale, t } from '../i18n/index.js';
+import { methodText } from './user-methods.js';
 
 const RANGES = {
   day: { hours: 24, bucket: 'hour' },
@@ -16,12 +17,7 @@ const hourLabel = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-
 const dayLabel = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' });
 
 /** The methods, in a fixed order (so each keeps its colour), then any other the service reports. */
-const METHODS = ['OTP', 'BIOMETRIC', 'TRUSTED_DEVICE', 'PIN'];
-
-const methodName = (method: string): string =>
-  ({ OTP: t.methodOtp, BIOMETRIC: t.methodPasskey, TRUSTED_DEVICE: t.methodDevice, PIN: t.methodPin })[
-    method
-  ] ?? method;
+const METHODS = ['OTP', 'BIOMETRIC', 'TRUSTED DEVICE', 'PIN'];
 
 /** The charts of one period: sign-ins per method, failures, codes sent, refresh-token reuse. */
 function Charts(props: { stats: Stats }): ReactNode {
@@ -31,13 +27,12 @@ function Charts(props: { stats: Stats }): ReactNode {
   const seen = new Set(stats.buckets.flatMap((b) => Object.keys(b.sign_ins)));
   const methods = [...METHODS.filter((m) => seen.has(m)), ...[...seen].filter((m) => !METHODS.includes(m))];
   const perMethod = (methods.length ? methods : METHODS.slice(0, 1)).map((m) => ({
-    name: methodName(m),
+    name: methodText(m),
     values: stats.buckets.map((b) => b.sign_ins[m] ?? 0),
   }));
   const total = (pick: (b: Stats['buckets'][number]) => number) =>
     stats.buckets.reduce((sum, b) => sum + pick(b), 0);
   const signIns = total((b) => Object.values(b.sign_ins).reduce((a, c) => a + c, 0));
-  const budget = stats.otp_budget;
   return (
     <>
       <ul className="totals" aria-label={t.totals}>
@@ -71,12 +66,6 @@ function Charts(props: { stats: Stats }): ReactNode {
           kind="bar"
           labels={labels}
           series={[{ name: t.otpSends, values: stats.buckets.map((b) => b.otp_sends) }]}
-          note={
-            budget &&
-            (budget.limit === null
-              ? fill(t.otpBudgetUnlimited, { used: count(budget.used) })
-              : fill(t.otpBudget, { used: count(budget.used), limit: count(budget.limit) }))
-          }
         />
         <Chart
           title={t.chartReuse}
@@ -85,7 +74,54 @@ function Charts(props: { stats: Stats }): ReactNode {
           series={[{ name: t.reuseDetections, values: stats.buckets.map((b) => b.reuse_detections) }]}
         />
       </div>
+      <Budgets budgets={stats.otp_budgets} />
     </>
+  );
+}
+
+const BUDGET_NAMES = {
+  'email hour': 'budgetEmailHour',
+  'email day': 'budgetEmailDay',
+  'sms hour': 'budgetSmsHour',
+  'sms day': 'budgetSmsDay',
+} as const;
+
+/** The OTP send budgets as they stand now: what each window has used of its limit, and when it ends. */
+function Budgets(props: { budgets: Stats['otp_budgets'] }): ReactNode {
+  return (
+    <section className="card" aria-labelledby="otp-budgets">
+      <h2 id="otp-budgets">{t.budgetsTitle}</h2>
+      <p className="muted">{t.budgetsHint}</p>
+      <table className="stack">
+        <caption className="sr-only">{t.budgetsTitle}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t.budget}</th>
+            <th scope="col">{t.budgetUsed}</th>
+            <th scope="col">{t.budgetEnds}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.budgets.map((b) => (
+            <tr key={`${b.channel} ${b.period}`}>
+              <th scope="row" data-label={t.budget}>
+                {t[BUDGET_NAMES[`${b.channel} ${b.period}`]]}
+              </th>
+              <td data-label={t.budgetUsed}>
+                {b.limit === null
+                  ? fill(t.budgetOff, { used: count(b.used) })
+                  : fill(t.budgetOf, {
+                      used: count(b.used),
+                      limit: count(b.limit),
+                      percent: count(Math.floor((100 * b.used) / b.limit)),
+                    })}
+              </td>
+              <td data-label={t.budgetEnds}>{b.resets_at ? <Time at={b.resets_at} /> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }
 

@@ -5,9 +5,11 @@ import { ActionButton, Badge, errorText, Time } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
 
+/** By the service's method names (sessions, audit events), and the tokens' `TRUSTED_DEVICE`. */
 const METHOD: Record<string, keyof typeof t> = {
   OTP: 'methodOtp',
   BIOMETRIC: 'methodPasskey',
+  'TRUSTED DEVICE': 'methodDevice',
   TRUSTED_DEVICE: 'methodDevice',
   PIN: 'methodPin',
 };

@@ -1,3 +1,4 @@
+import { AUDIT_EVENT_TYPES, type CreatedWebhook } from '@tessera/admin';
 import { type ReactNode, useState } from 'react';
 import type { Webhook } from '../api/types.js';
 import { SecretOnce } from '../components/secret.js';
@@ -14,7 +15,6 @@ import {
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
 import { Link, pathOf } from '../router.js';
-import { EVENT_TYPES } from './audit.js';
 
 /** An endpoint's events in words (none listed, or `*`: every event). */
 export const eventsOf = (webhook: Webhook): string =>
@@ -29,7 +29,7 @@ export const tone = (status: string | null): 'ok' | 'bad' | 'warn' =>
       ? 'bad'
       : 'warn';
 
-function NewWebhook(props: { created(webhook: Webhook): void }): ReactNode {
+function NewWebhook(props: { created(webhook: CreatedWebhook): void }): ReactNode {
   const { api } = useConsole();
   const project = useProject();
   const [url, setUrl] = useState('');
@@ -73,7 +73,7 @@ function NewWebhook(props: { created(webhook: Webhook): void }): ReactNode {
           <fieldset>
             <legend>{t.eventTypes}</legend>
             <p className="muted">{t.eventTypesHint}</p>
-            {EVENT_TYPES.map((type) => (
+            {AUDIT_EVENT_TYPES.map((type) => (
               <label className="check mono" key={type}>
                 <input
                   type="checkbox"

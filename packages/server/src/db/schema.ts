@@ -111,6 +111,8 @@ export interface SessionTable {
   scope: string | null;
   /** The RFC 8707 resource its access tokens are for (their `aud`); null: the project's API key id. */
   resource: string | null;
+  /** The network it was started from: an IPv4 /24 or IPv6 /48 (`sessionNetwork`); null if unknown. */
+  ip_network: string | null;
 }
 
 export interface RefreshTokenTable {

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { auditRoutes } from '../modules/audit/audit.routes.js';
 import { userGrantsRoutes } from '../modules/authorize/grants.routes.js';
 import { clientsRoutes } from '../modules/clients/clients.routes.js';
 import { registrationSettingRoutes } from '../modules/clients/registration-setting.routes.js';
 import { runAsActor } from '../modules/console/actor.js';
+import { SendBudget } from '../modules/otp/send-budget.js';
 import { brandingIntegratorRoutes } from '../modules/projects/branding.routes.js';
 import { statsRoutes } from '../modules/stats/stats.routes.js';
 import { usersRoutes } from '../modules/users/users.routes.js';
@@ -17,6 +19,16 @@ import { notFoundUnder } from './scope.js';
  * The integrator family: the project's own servers, with HTTP Basic (API key id and secret) on
  * every route, set here for the whole family (`request.project`). Problem documents; no CORS.
  */
+/**
+ * Unknown paths under `/v1/clients` answer in its RFC 7591 family's OAuth format
+ * (`/v1/clients/./secret` is `/v1/clients/secret`: no route). Registered on the app, beside the
+ * family rather than in it: a 404 runs its scope's hooks, and the family's authentication would
+ * turn an unknown path (a CORS preflight included) into a 401.
+ */
+export async function integratorNotFound(app: FastifyInstance): Promise<void> {
+  await notFoundUnder(app, ['/v1/clients'], oauthNotFound, oauthErrorHandler);
+}
+
 export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (scope) => {
     scope.setErrorHandler(problemErrorHandler);
@@ -38,7 +50,14 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
       }),
     );
     await scope.register(auditRoutes({ audit: ctx.audit }));
-    await scope.register(statsRoutes({ db: ctx.db, now: ctx.now }));
+    await scope.register(
+      statsRoutes({
+        db: ctx.db,
+        budget: new SendBudget(ctx.config.otpSending),
+        limiter: ctx.limiter,
+        now: ctx.now,
+      }),
+    );
     await scope.register(
       userGrantsRoutes({
         repository: ctx.authorizeRepository,
@@ -50,8 +69,6 @@ export function integratorFamily(ctx: AppContext): FastifyPluginAsyncTypebox {
     // OAuth clients speak RFC 7591/7592, whose errors are OAuth's (`invalid_client_metadata`, …).
     await scope.register(async (clients) => {
       clients.setErrorHandler(oauthErrorHandler);
-      // Unknown paths under it too (`/v1/clients/./secret` is `/v1/clients/secret`: no route).
-      await notFoundUnder(clients, ['/v1/clients'], oauthNotFound);
       await clients.register(
         clientsRoutes({ clients: ctx.clients, project: async (request) => request.project! }),
       );

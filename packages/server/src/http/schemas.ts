@@ -135,6 +135,12 @@ export const Session = Type.Object(
         description: 'The OAuth client whose code exchange started it (null: the project’s own sign-in)',
       }),
     ),
+    ip_network: Nullable(
+      Type.String({
+        description:
+          'The network it was started from, an IPv4 /24 or IPv6 /48 (never the address); null when unknown',
+      }),
+    ),
     created_at: Nullable(Time),
     last_refreshed_at: Nullable(Time),
     expires_at: Nullable(Time),

@@ -1,21 +1,24 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { type CorsPolicy, projectOrigins } from '../plugins/cors.js';
 import { apiKeyIdOf } from '../plugins/request-context.js';
 
 /**
  * Answers unknown paths under each prefix with `handler`, from a child of `scope`, so that the
- * scope's hooks (CORS) and error handler apply to those 404s too. Fastify registers the handler
- * for `prefix` and `prefix/*` (`prefix*` when the prefix ends with a slash).
+ * scope's hooks (CORS) and error handler apply to those 404s too (or `errorHandler`, e.g. a body
+ * that fails to parse on its way to the 404). Fastify registers the handler for `prefix` and
+ * `prefix/*` (`prefix*` when the prefix ends with a slash).
  */
 export async function notFoundUnder(
   scope: FastifyInstance,
   prefixes: readonly string[],
   handler: (request: FastifyRequest, reply: FastifyReply) => unknown,
+  errorHandler?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown,
 ): Promise<void> {
   for (const prefix of prefixes) {
     await scope.register(
       async (child) => {
+        if (errorHandler) child.setErrorHandler(errorHandler);
         child.setNotFoundHandler(handler);
       },
       { prefix },

@@ -17,6 +17,7 @@ import * as m018 from './2026-11-29-018-oauth-clients.js';
 import * as m019 from './2026-11-29-019-oauth-flow.js';
 import * as m020 from './2026-11-29-020-client-registration.js';
 import * as m021 from './2026-11-29-021-console-members.js';
+import * as m022 from './2026-11-29-022-session-network.js';
 
 /**
  * A migration and whether it is additive: a release that does not know it can still run correctly
@@ -48,6 +49,7 @@ export const migrations: MigrationSet = {
   '2026-11-29-019-oauth-flow': m019,
   '2026-11-29-020-client-registration': m020,
   '2026-11-29-021-console-members': m021,
+  '2026-11-29-022-session-network': m022,
 };
 
 export const migrationProvider: MigrationProvider = {

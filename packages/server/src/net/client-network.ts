@@ -84,3 +84,18 @@ const prefix = (groups: number[], count: number) =>
     .slice(0, count)
     .map((g) => g.toString(16))
     .join(':');
+
+/**
+ * The network a session is shown with (sessions listings, the console): a client network
+ * (`clientNetwork`) widened to an IPv4 /24 or an IPv6 /48, enough to tell an office from a mobile
+ * network or another country's, and no address of one person. Null when the address was no IP
+ * address (UNRECOGNISED_NETWORK).
+ */
+export function sessionNetwork(network: ClientNetwork): string | null {
+  if (isIPv4(network)) return `${network.split('.').slice(0, 3).join('.')}.0/24`;
+  const groups = network.endsWith('::/64') ? ipv6Groups(network.slice(0, -3)) : undefined;
+  if (!groups) return null;
+  const head = groups.slice(0, 3);
+  while (head.length > 0 && head.at(-1) === 0) head.pop();
+  return `${prefix(head, head.length)}::/48`;
+}

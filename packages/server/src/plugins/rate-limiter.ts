@@ -137,6 +137,18 @@ export class RateLimiter {
     await rateLimitsRepository.refund(this.db.kysely, key);
   }
 
+  /**
+   * What each window has counted so far, without counting: its count and end, or undefined when
+   * it has ended or was never hit (nothing counted). In the order given.
+   */
+  async peek(
+    windows: ReadonlyArray<Pick<Hit, 'scope' | 'subject'>>,
+  ): Promise<Array<rateLimitsRepository.RateWindow | undefined>> {
+    const keys = windows.map((w) => rateLimitsRepository.rateLimitKey(w.scope, w.subject));
+    const found = await rateLimitsRepository.current(this.db.kysely, keys, this.now());
+    return keys.map((key) => found.get(key));
+  }
+
   /** Deletes windows that have ended. */
   prune(): Promise<number> {
     return rateLimitsRepository.deleteEnded(this.db.kysely, this.now());

@@ -67,7 +67,7 @@ export class TokenService {
   async bundle(
     project: Project,
     user: User,
-    session: Omit<Session, 'last_refreshed_at'>,
+    session: Omit<Session, 'last_refreshed_at' | 'ip_network'>,
     refreshToken: string,
     /** The user's custom claims when the caller has read them already. */
     customClaims?: Record<string, unknown>,

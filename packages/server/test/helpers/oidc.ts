@@ -21,14 +21,18 @@ export function pkce() {
 export class Browser {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly origin: string) {}
+  /** `headers`: sent with every request (e.g. `x-forwarded-for` before a trusting server). */
+  constructor(
+    readonly origin: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
 
   async go(
     url: string,
     init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
   ) {
     const target = url.startsWith('http') ? url : `${this.origin}${url}`;
-    const headers: Record<string, string> = { 'accept-language': 'en', ...init.headers };
+    const headers: Record<string, string> = { 'accept-language': 'en', ...this.headers, ...init.headers };
     if (this.cookies.size > 0)
       headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     let body: string | undefined;

@@ -378,6 +378,7 @@ eachDialect('users, sessions, devices and passkeys (integrator API)', (dialect) 
       auth_method: 'OTP',
       device_id: null,
       client_id: null,
+      ip_network: '127.0.0.0/24',
       created_at: new Date(t0).toISOString(),
       last_refreshed_at: new Date(lastRefreshed).toISOString(),
       expires_at: new Date(t0 + 30 * 86_400_000).toISOString(),

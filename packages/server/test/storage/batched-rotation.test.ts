@@ -90,6 +90,7 @@ describePostgres('batched refresh rotations [postgres]', () => {
         client_id: null,
         scope: null,
         resource: null,
+        ip_network: null,
       },
       { id: `t${i}`, secret_hash: `h${i}` },
     );

@@ -316,6 +316,7 @@ describePostgres('one-statement hot paths [postgres]', () => {
       client_id: null,
       scope: null,
       resource: null,
+      ip_network: null,
     };
     await new SessionRepository(storage.db).create(session, { id: 'first', secret_hash: 'h0' });
     const results = await spread(20, dbs, (db, i) =>

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clientNetwork, clientNetworks, UNRECOGNISED_NETWORK } from '../../src/net/client-network.js';
+import {
+  clientNetwork,
+  clientNetworks,
+  sessionNetwork,
+  UNRECOGNISED_NETWORK,
+} from '../../src/net/client-network.js';
 
 const clientSite = (raw: string) => clientNetworks(raw).site;
 
@@ -55,4 +60,16 @@ test('clientSite: the /56 of a plain IPv6 client, none for IPv4 or embedded IPv4
   assert.equal(clientSite('::ffff:203.0.113.5'), undefined);
   assert.equal(clientSite('2002:cb00:7105:1::1'), undefined);
   assert.equal(clientSite('junk'), undefined);
+});
+
+test('sessionNetwork: what a session is shown with is an IPv4 /24 or an IPv6 /48, never the address', () => {
+  const shown = (raw: string) => sessionNetwork(clientNetwork(raw));
+  assert.equal(shown('203.0.113.5'), '203.0.113.0/24');
+  assert.equal(shown('203.0.113.5:52110'), '203.0.113.0/24');
+  assert.equal(shown('::ffff:203.0.113.77'), '203.0.113.0/24');
+  assert.equal(shown('2001:db8:1:2::1'), '2001:db8:1::/48');
+  assert.equal(shown('[2001:db8:abcd:ff00:1:2:3:4]:443'), '2001:db8:abcd::/48');
+  assert.equal(shown('fe80::1%eth0'), 'fe80::/48');
+  assert.equal(shown('2001:db8:0:5::1'), '2001:db8::/48');
+  for (const raw of ['unknown', '', '203.0.113.005']) assert.equal(shown(raw), null, raw);
 });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors.js';
 import type { AuditLog } from './audit.service.js';
+import { AUDIT_EVENT_TYPES } from './events.js';
 
 /** `limit`: 1–500 events a page, 100 when absent; anything else is refused, not clamped. */
 function pageSize(limit: string | undefined): number {
@@ -12,7 +13,14 @@ function pageSize(limit: string | undefined): number {
 
 const Query = Type.Object({
   user_id: Type.Optional(Type.String({ maxLength: 100 })),
-  type: Type.Optional(Type.String({ maxLength: 100 })),
+  // An enum: the document lists every event type, so clients (the console's filter, @tessera/admin's
+  // AUDIT_EVENT_TYPES) take them from the service instead of a copy; an unknown type is a 400.
+  type: Type.Optional(
+    Type.Union(
+      AUDIT_EVENT_TYPES.map((type) => Type.Literal(type)),
+      { description: 'One event type (see the webhook event types in docs/API.md)' },
+    ),
+  ),
   from: Type.Optional(Type.String({ maxLength: 40 })),
   to: Type.Optional(Type.String({ maxLength: 40 })),
   before: Type.Optional(Type.String({ maxLength: 100 })),

@@ -91,7 +91,7 @@ export class AuthorizeRepository {
     projectId: string,
   ): Promise<
     | {
-        session: Pick<Session, 'auth_method' | 'auth_time' | 'revoked_at' | 'expires_at'>;
+        session: Pick<Session, 'auth_method' | 'auth_time' | 'revoked_at' | 'expires_at' | 'ip_network'>;
         user: User;
         claims: CustomClaims;
       }
@@ -104,6 +104,7 @@ export class AuthorizeRepository {
       session_auth_time,
       session_revoked_at,
       session_expires_at,
+      session_ip_network,
       claims,
       ...user
     } = row;
@@ -113,6 +114,7 @@ export class AuthorizeRepository {
         auth_time: Number(session_auth_time),
         revoked_at: session_revoked_at === null ? null : Number(session_revoked_at),
         expires_at: Number(session_expires_at),
+        ip_network: session_ip_network,
       },
       user,
       claims: parseClaims(claims),
@@ -252,6 +254,7 @@ const subjectOf = prepared((db, projectId: string, sessionId: string, userId: st
       's.auth_time as session_auth_time',
       's.revoked_at as session_revoked_at',
       's.expires_at as session_expires_at',
+      's.ip_network as session_ip_network',
       'c.claims',
     ])
     .where('s.id', '=', sessionId)

@@ -445,6 +445,8 @@ export class AuthorizeService {
       client_id: client.client_id,
       scope: code.scope,
       resource: code.resource,
+      // The user's browser signed in at the hosted page; the client's backend exchanges the code.
+      ip_network: hostedSession.ip_network,
     };
     await this.deps.sessions.store(
       this.deps.sessions.creation(session, { id: refresh.id, secret_hash: sha256(refresh.secret) }),

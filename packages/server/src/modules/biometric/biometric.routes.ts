@@ -128,7 +128,7 @@ export function biometricRoutes(deps: {
         },
         ...signIn,
       },
-      async (request) => biometric.signIn(request.project, request.body),
+      async (request) => biometric.signIn(request.project, request.body, clientNetwork(request.ip)),
     );
   };
 }

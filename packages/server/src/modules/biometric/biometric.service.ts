@@ -300,6 +300,7 @@ export class BiometricService {
   async signIn(
     project: Project,
     input: { challenge_id: string; credential: unknown; getOAuthToken?: boolean },
+    network: ClientNetwork,
   ): Promise<SignInResult> {
     // Loaded before the challenge is spent, and outside the try below: a failed import is ours.
     const lib = await webauthn();
@@ -426,7 +427,7 @@ export class BiometricService {
       project,
       user,
       { method: 'BIOMETRIC', passkeyId: passkey.id },
-      { getOAuthToken: input.getOAuthToken === true },
+      { getOAuthToken: input.getOAuthToken === true, extras: { network } },
     );
   }
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ListOf, NoContent, security } from '../../http/openapi.js';
 import { Device, DeviceChallenge, SignInResult } from '../../http/schemas.js';
+import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { DeviceService } from './device.service.js';
 
@@ -149,6 +150,7 @@ export function deviceRoutes({
           request.body.challenge_id,
           request.body.signature,
           request.body.getOAuthToken === true,
+          clientNetwork(request.ip),
         ),
     );
   };

@@ -4,6 +4,7 @@ import type { RateLimit } from '../../config/index.js';
 import { randomId } from '../../crypto/random.js';
 import type { Challenge, Device, User } from '../../db/schema.js';
 import { badRequest, notFound, TesseraError, tooManyRequests } from '../../errors.js';
+import type { ClientNetwork } from '../../net/client-network.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { RateLimiter } from '../../plugins/rate-limiter.js';
 import type { AuditLog } from '../audit/audit.service.js';
@@ -240,9 +241,15 @@ export class DeviceService {
     device: Device,
     method: AuthMethod,
     getOAuthToken: boolean,
+    network: ClientNetwork,
   ): Promise<SignInResult> {
     await this.repository.touch(device.id, this.now());
-    return this.signInService.complete(project, user, { method, deviceId: device.id }, { getOAuthToken });
+    return this.signInService.complete(
+      project,
+      user,
+      { method, deviceId: device.id },
+      { getOAuthToken, extras: { network } },
+    );
   }
 
   async signIn(
@@ -250,8 +257,9 @@ export class DeviceService {
     challengeId: string,
     signature: string,
     getOAuthToken: boolean,
+    network: ClientNetwork,
   ): Promise<SignInResult> {
     const { device, user } = await this.checkSignature(project, challengeId, 'device-signin', signature);
-    return this.finish(project, user, device, 'TRUSTED DEVICE', getOAuthToken);
+    return this.finish(project, user, device, 'TRUSTED DEVICE', getOAuthToken, network);
   }
 }

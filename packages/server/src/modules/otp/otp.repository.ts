@@ -335,13 +335,14 @@ function signInRows(
     sessionExpiresAt,
     refreshId,
     refreshHash,
+    ipNetwork,
   ]: SignInArgs,
 ) {
   return sql`  session as (
     insert into sessions (id, project_id, user_id, auth_method, auth_time, device_id, passkey_id, created_at,
-      expires_at, last_refreshed_at, revoked_at, revoked_reason)
+      expires_at, last_refreshed_at, revoked_at, revoked_reason, ip_network)
     select ${sessionId}::text, ${projectId}::text, id, ${authMethod}::text, ${authTime}::bigint, ${deviceId}::text,
-      ${passkeyId}::text, ${sessionCreatedAt}::bigint, ${sessionExpiresAt}::bigint, null, null, null
+      ${passkeyId}::text, ${sessionCreatedAt}::bigint, ${sessionExpiresAt}::bigint, null, null, null, ${ipNetwork}::text
     from signed_in where ${sessionId}::text is not null
   ),
   first_refresh as (
@@ -426,6 +427,7 @@ function signInColumns(stored: StoredSignIn) {
     session?.expires_at ?? null,
     refresh?.id ?? null,
     refresh?.secret_hash ?? null,
+    session?.ip_network ?? null,
   ] as const;
 }
 

@@ -294,14 +294,14 @@ export class OtpService {
     const attempt = await this.repository.reserveAttempt(project.id, challengeId, now);
     if (!attempt) {
       const refund = () => this.#refundGuess(subject, everywhere);
-      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, challenge, now, refund);
+      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, client, challenge, now, refund);
     }
     if (!safeEqual(hmac(this.codeKey, challengeId, code), attempt.code_hash)) {
       return this.#wrongCode(project, attempt.max_attempts - attempt.attempts);
     }
     if (!(await this.repository.consume(challengeId, now))) throw challengeUsed();
     await this.#refundGuess(subject, everywhere);
-    return this.#signInTo(project, challengeId, attempt, getOAuthToken, now);
+    return this.#signInTo(project, challengeId, attempt, getOAuthToken, client, now);
   }
 
   /**
@@ -317,6 +317,7 @@ export class OtpService {
     challengeId: string,
     challenge: { identifier: string; channel: string },
     getOAuthToken: boolean,
+    client: ClientNetwork,
     now: number,
     resumedFrom?: number,
   ): Promise<SignInResult> {
@@ -342,6 +343,7 @@ export class OtpService {
       getOAuthToken,
       userTouched: true,
       userCreated: created,
+      extras: { network: client },
     });
   }
 
@@ -392,6 +394,7 @@ export class OtpService {
     challengeId: string,
     code: string,
     getOAuthToken: boolean,
+    client: ClientNetwork,
     before: { consumed_at: number | null; expires_at: number } | undefined,
     now: number,
     refund: () => Promise<void>,
@@ -400,7 +403,7 @@ export class OtpService {
     if (getOAuthToken && current && resumable(current, now)) {
       if (!safeEqual(hmac(this.codeKey, challengeId, code), current.code_hash)) throw challengeUsed();
       await refund();
-      return this.#signInTo(project, challengeId, current, getOAuthToken, now, current.consumed_at);
+      return this.#signInTo(project, challengeId, current, getOAuthToken, client, now, current.consumed_at);
     }
     await refund();
     return this.#unavailable(current ?? before, now);
@@ -429,7 +432,7 @@ export class OtpService {
     const stored = await this.signIn.prepareStored(
       project,
       { method: 'OTP' },
-      { getOAuthToken, sessionId: sessionIdOf(this.codeKey, challengeId) },
+      { getOAuthToken, sessionId: sessionIdOf(this.codeKey, challengeId), network: client },
     );
     const guess = await this.repository.guess(
       project.id,
@@ -468,7 +471,16 @@ export class OtpService {
       }
     }
     if (!attempt) {
-      return this.#resumeOrRefuse(project, challengeId, code, getOAuthToken, undefined, now, refundGuess);
+      return this.#resumeOrRefuse(
+        project,
+        challengeId,
+        code,
+        getOAuthToken,
+        client,
+        undefined,
+        now,
+        refundGuess,
+      );
     }
     if (!attempt.matched) return this.#wrongCode(project, attempt.maxAttempts - attempt.attempts);
     if (!signedIn) throw new Error('the OTP guess statement consumed a challenge without a user');
@@ -495,6 +507,7 @@ export class OtpService {
         // A right code counted in the budgets gives its units back, with the sign-in's own
         // writes. First, and in this order: the guess statement locks the same rows in the same order.
         writes: free ? [] : RateLimiter.refundWrites(guessWindows(subject, everywhere)),
+        network: client,
       },
     });
   }

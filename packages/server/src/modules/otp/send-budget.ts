@@ -84,32 +84,48 @@ export class SendBudget {
     return new SendRefused(counter.outcome, 429, ErrorCodes.rateLimited, counter.detail, { retryAfter });
   }
 
+  /**
+   * The project's send budgets: each channel's hourly and daily window, with its limit (null: that
+   * budget is off, `TESSERA_{SMS,EMAIL}_BUDGET_{HOURLY,DAILY}=0`) and where it is counted.
+   */
+  budgets(project: Project): Array<{
+    channel: Identifier['channel'];
+    period: 'hour' | 'day';
+    limit: number | null;
+    counter: Pick<Counter, 'scope' | 'subject'>;
+  }> {
+    return (['email', 'sms'] as const).flatMap((channel) => {
+      const budget = this.rules.budgets[channel];
+      const subject = `${project.id}\0${channel}`;
+      return [
+        {
+          channel,
+          period: 'hour',
+          limit: budget.hourly || null,
+          counter: { scope: 'otp-budget-hour', subject },
+        },
+        {
+          channel,
+          period: 'day',
+          limit: budget.daily || null,
+          counter: { scope: 'otp-budget-day', subject },
+        },
+      ] as const;
+    });
+  }
+
   #counters(project: Project, identifier: Identifier): Counter[] {
     const { channel } = identifier;
-    const budget = this.rules.budgets[channel];
     const what = channel === 'sms' ? 'text messages' : 'e-mails';
-    const detail = (period: string) =>
-      `this app has sent too many sign-in ${what} ${period}; try again later`;
     const counters: Counter[] = [];
-    const subject = `${project.id}\0${channel}`;
-    if (budget.hourly > 0) {
+    for (const budget of this.budgets(project)) {
+      if (budget.channel !== channel || budget.limit === null) continue;
       counters.push({
-        scope: 'otp-budget-hour',
-        subject,
-        limit: budget.hourly,
-        window: HOUR,
+        ...budget.counter,
+        limit: budget.limit,
+        window: budget.period === 'hour' ? HOUR : DAY,
         outcome: 'budget_exceeded',
-        detail: detail('this hour'),
-      });
-    }
-    if (budget.daily > 0) {
-      counters.push({
-        scope: 'otp-budget-day',
-        subject,
-        limit: budget.daily,
-        window: DAY,
-        outcome: 'budget_exceeded',
-        detail: detail('today'),
+        detail: `this app has sent too many sign-in ${what} ${budget.period === 'hour' ? 'this hour' : 'today'}; try again later`,
       });
     }
     if (channel === 'sms') {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { NoContent, security } from '../../http/openapi.js';
 import { DeviceChallenge, SignInResult } from '../../http/schemas.js';
+import { clientNetwork } from '../../net/client-network.js';
 import type { AppHooks } from '../../plugins/request-context.js';
 import type { DeviceService } from '../device/device.service.js';
 import type { PinService } from './pin.service.js';
@@ -109,7 +110,7 @@ export function pinRoutes(deps: {
         },
         ...signIn,
       },
-      async (request) => pin.signIn(request.project, request.body),
+      async (request) => pin.signIn(request.project, request.body, clientNetwork(request.ip)),
     );
   };
 }

@@ -2,6 +2,7 @@ import { ErrorCodes, type SignInResult } from '@tessera/core';
 import type { Selectable } from 'kysely';
 import type { PinTable } from '../../db/schema.js';
 import { badRequest, TesseraError } from '../../errors.js';
+import type { ClientNetwork } from '../../net/client-network.js';
 import type { Authenticated } from '../../plugins/bearer.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { DeviceService } from '../device/device.service.js';
@@ -164,6 +165,7 @@ export class PinService {
   async signIn(
     project: Project,
     input: { challenge_id: string; signature: string; pin: string; getOAuthToken?: boolean },
+    network: ClientNetwork,
   ): Promise<SignInResult> {
     const { device, user } = await this.devices.checkSignature(
       project,
@@ -213,6 +215,6 @@ export class PinService {
       );
     }
     await this.repository.reset(user.id);
-    return this.devices.finish(project, user, device, 'PIN', input.getOAuthToken === true);
+    return this.devices.finish(project, user, device, 'PIN', input.getOAuthToken === true, network);
   }
 }

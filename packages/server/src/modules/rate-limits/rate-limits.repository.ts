@@ -287,6 +287,22 @@ export function refundWrite(key: string): Write {
  * Deletes windows that have ended by `now`, in bounded batches through `rate_limits_reset_at`;
  * returns how many.
  */
+/** The windows of `keys` that have not ended by `now`, by key (read only: nothing is counted). */
+export async function current(
+  db: Kysely<Database>,
+  keys: readonly string[],
+  now: number,
+): Promise<Map<string, RateWindow>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('rate_limits')
+    .select(['key', 'count', 'reset_at'])
+    .where('key', 'in', keys)
+    .where('reset_at', '>', now)
+    .execute();
+  return new Map(rows.map((r) => [r.key, { count: Number(r.count), resetAt: Number(r.reset_at) }]));
+}
+
 export function deleteEnded(db: Kysely<Database>, now: number): Promise<number> {
   return deleteInBatches(db, 'rate_limits', 'key', 'reset_at', now + 1);
 }

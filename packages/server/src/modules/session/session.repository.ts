@@ -217,6 +217,7 @@ const insertSession = prepared(
     lastRefreshedAt: number | null,
     revokedAt: number | null,
     revokedReason: string | null,
+    ipNetwork: string | null,
   ) =>
     db.insertInto('sessions').values({
       id,
@@ -231,6 +232,7 @@ const insertSession = prepared(
       last_refreshed_at: lastRefreshedAt,
       revoked_at: revokedAt,
       revoked_reason: revokedReason,
+      ip_network: ipNetwork,
     }),
 );
 
@@ -251,6 +253,7 @@ const insertClientSession = prepared(
     clientId: string,
     scope: string | null,
     resource: string | null,
+    ipNetwork: string | null,
   ) =>
     db.insertInto('sessions').values({
       id,
@@ -265,6 +268,7 @@ const insertClientSession = prepared(
       client_id: clientId,
       scope,
       resource,
+      ip_network: ipNetwork,
     }),
 );
 
@@ -319,7 +323,7 @@ const rotateAndRecord = prepared((_db, ...args: [...RotationArgs, ...EventColumn
  */
 export interface RefreshFound {
   token: RefreshTokenRow;
-  session: Omit<Session, 'last_refreshed_at'>;
+  session: Omit<Session, 'last_refreshed_at' | 'ip_network'>;
   user: User;
   claims: CustomClaims;
 }
@@ -460,6 +464,7 @@ const storedSessionColumns = [
   'client_id',
   'scope',
   'resource',
+  'ip_network',
 ] as const;
 
 /**
@@ -728,6 +733,7 @@ export class SessionRepository {
             session.client_id,
             session.scope,
             session.resource,
+            session.ip_network,
           )
         : insertSession.write(
             session.id,
@@ -742,6 +748,7 @@ export class SessionRepository {
             session.last_refreshed_at,
             session.revoked_at,
             session.revoked_reason,
+            session.ip_network,
           ),
       insertRefreshToken.write(
         token.id,
@@ -754,7 +761,7 @@ export class SessionRepository {
   }
 
   /** A session without its last refresh, which only the sessions listing shows (`listByUser`). */
-  findById(id: string): Promise<Omit<Session, 'last_refreshed_at'> | undefined> {
+  findById(id: string): Promise<Omit<Session, 'last_refreshed_at' | 'ip_network'> | undefined> {
     return this.db.kysely
       .selectFrom('sessions')
       .select(storedSessionColumns)

@@ -7,6 +7,7 @@ import { randomUUID } from '../../crypto/random.js';
 import type { Write } from '../../db/prepared.js';
 import type { Session, User } from '../../db/schema.js';
 import { OAuthError } from '../../errors.js';
+import { type ClientNetwork, sessionNetwork } from '../../net/client-network.js';
 import { looksLikeRefreshToken, newRefreshToken, parseRefreshToken } from '../../tokens/refresh-token.js';
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
@@ -32,7 +33,7 @@ export type RevokedBy = 'user' | 'integrator';
 export interface RefreshContext {
   token: RefreshTokenRow;
   /** Without its last refresh, which a grant neither needs nor writes (see SessionRepository). */
-  session: Omit<Session, 'last_refreshed_at'>;
+  session: Omit<Session, 'last_refreshed_at' | 'ip_network'>;
   user: User;
   /** The user's custom claims, parsed. */
   claims: Record<string, unknown>;
@@ -72,6 +73,8 @@ export interface StartOptions {
    * OtpService); a second start with it fails on the primary key. Random otherwise.
    */
   sessionId?: string;
+  /** The client's network (`clientNetwork`), stored widened (`sessionNetwork`) to show the session by. */
+  network?: ClientNetwork;
 }
 
 /**
@@ -104,7 +107,7 @@ export class SessionService {
     binding: { deviceId?: string; passkeyId?: string } = {},
     options: StartOptions = {},
   ): Promise<OAuthTokenBundle> {
-    const planned = this.plan(project, method, binding, options.sessionId);
+    const planned = this.plan(project, method, binding, options.sessionId, options.network);
     const session: Session = { ...planned.session, user_id: user.id };
     // The sign-in's writes first, in their order (see `together`).
     const writes = [...(options.writes ?? []), ...this.deps.repository.creation(session, planned.refresh)];
@@ -116,13 +119,14 @@ export class SessionService {
   /**
    * A session about to start, for `start` or for a sign-in method's own statement to store
    * (`bundleOf` then mints its first bundle): its row but for the user, and its first refresh token.
-   * `sessionId`: see StartOptions.
+   * `sessionId`, `network`: see StartOptions.
    */
   plan(
     project: Project,
     method: AuthMethod,
     binding: { deviceId?: string; passkeyId?: string } = {},
     sessionId?: string,
+    network?: ClientNetwork,
   ): PlannedSession {
     const now = this.deps.now();
     const refresh = newRefreshToken();
@@ -142,6 +146,7 @@ export class SessionService {
         client_id: null,
         scope: null,
         resource: null,
+        ip_network: network === undefined ? null : sessionNetwork(network),
       },
       refresh: { id: refresh.id, secret_hash: sha256(refresh.secret), token: refresh.token },
     };
@@ -327,7 +332,7 @@ export class SessionService {
   async #mint(
     project: Project,
     user: User,
-    session: Omit<Session, 'last_refreshed_at'>,
+    session: Omit<Session, 'last_refreshed_at' | 'ip_network'>,
     refreshToken: string,
     claims: Record<string, unknown>,
   ): Promise<OAuthTokenBundle> {
@@ -361,7 +366,7 @@ export class SessionService {
 
   async #revokeForClient(
     clientId: string,
-    session: Omit<Session, 'last_refreshed_at'>,
+    session: Omit<Session, 'last_refreshed_at' | 'ip_network'>,
     oauthClientId: string | undefined,
   ): Promise<RevokeOutcome> {
     const project = await this.deps.projects.byId(session.project_id);
@@ -372,7 +377,11 @@ export class SessionService {
   }
 
   /** Ends one session and records who did it; false when it had ended already. */
-  async end(session: Omit<Session, 'last_refreshed_at'>, reason: string, by: RevokedBy): Promise<boolean> {
+  async end(
+    session: Omit<Session, 'last_refreshed_at' | 'ip_network'>,
+    reason: string,
+    by: RevokedBy,
+  ): Promise<boolean> {
     if (!(await this.deps.repository.revoke(session.id, reason, this.deps.now()))) return false;
     this.deps.revocations.add(session.id);
     await this.deps.audit.record({

@@ -2,6 +2,7 @@ import { type AuthMethod, ErrorCodes, type SignInResult } from '@tessera/core';
 import type { Write } from '../../db/prepared.js';
 import type { User } from '../../db/schema.js';
 import { TesseraError } from '../../errors.js';
+import type { ClientNetwork } from '../../net/client-network.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
@@ -44,6 +45,8 @@ export interface SignInExtras {
   writes?: readonly Write[];
   /** The session's id, when at most one may start from this sign-in (see StartOptions). */
   sessionId?: string;
+  /** The client's network, which the session is shown with (see StartOptions). */
+  network?: ClientNetwork;
 }
 
 export interface SignInDeps {
@@ -168,6 +171,7 @@ export class SignInService {
       writes,
       ...(extras.claims ? { claims: extras.claims } : {}),
       ...(extras.sessionId ? { sessionId: extras.sessionId } : {}),
+      ...(extras.network !== undefined ? { network: extras.network } : {}),
     });
     created?.done();
     return { oauth_token: oauthToken };
@@ -186,7 +190,7 @@ export class SignInService {
   async prepareStored(
     project: Project,
     proof: SignInProof,
-    options: { getOAuthToken: boolean; sessionId?: string },
+    options: { getOAuthToken: boolean; sessionId?: string; network?: ClientNetwork },
   ): Promise<StoredSignIn | undefined> {
     // A trusted device's rules need the user first; only an OTP sign-in lifts a PIN lock, which
     // the statement storing it must then do too.
@@ -210,7 +214,7 @@ export class SignInService {
       created: { ...created, data: { email: createdData('email'), phone: createdData('phone') } },
       unlocked: { ...unlocked, data: data(pinUnlockedEvent(project.id, '')) },
       ...(options.getOAuthToken
-        ? { session: sessions.plan(project, proof.method, binding, options.sessionId) }
+        ? { session: sessions.plan(project, proof.method, binding, options.sessionId, options.network) }
         : {}),
     };
   }

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { badRequest } from '../../errors.js';
+import type { RateLimiter } from '../../plugins/rate-limiter.js';
+import type { SendBudget } from '../otp/send-budget.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -19,11 +21,27 @@ const Bucket = Type.Object({
     description: 'Rotated refresh tokens presented again (refresh.reuse_detected)',
   }),
 });
+const OtpBudget = Type.Object({
+  channel: Type.Union([Type.Literal('email'), Type.Literal('sms')]),
+  period: Type.Union([Type.Literal('hour'), Type.Literal('day')]),
+  used: Type.Integer({
+    description: 'Codes handed to the provider in the current window (failed deliveries too)',
+  }),
+  limit: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The budget (TESSERA_{SMS,EMAIL}_BUDGET_{HOURLY,DAILY}); null: off',
+  }),
+  resets_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the current window ends; null when nothing is counted',
+  }),
+});
 const Stats = Type.Object({
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
   bucket: Type.Union([Type.Literal('hour'), Type.Literal('day')]),
   buckets: Type.Array(Bucket),
+  otp_budgets: Type.Array(OtpBudget, {
+    description: 'The project’s OTP send budgets now: each channel’s hourly and daily window',
+  }),
 });
 
 function time(value: string | undefined, name: string): number | undefined {
@@ -38,7 +56,13 @@ function time(value: string | undefined, name: string): number | undefined {
  * OTP sends and refresh-token reuse detections per hour or day, counted from its audit events
  * (kept for TESSERA_AUDIT_RETENTION_DAYS). Every bucket of the range is listed, empty ones too.
  */
-export function statsRoutes(deps: { db: Db; now?: () => number }): FastifyPluginAsyncTypebox {
+export function statsRoutes(deps: {
+  db: Db;
+  /** The send budgets' windows, read without counting (`RateLimiter.peek`). */
+  budget: SendBudget;
+  limiter: RateLimiter;
+  now?: () => number;
+}): FastifyPluginAsyncTypebox {
   const now = deps.now ?? Date.now;
   return async (app) => {
     app.get(
@@ -112,7 +136,22 @@ export function statsRoutes(deps: { db: Db; now?: () => number }): FastifyPlugin
           else if (row.type === 'otp.sent') entry.otp_sends += count;
           else entry.reuse_detections += count;
         }
-        return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), bucket, buckets };
+        const budgets = deps.budget.budgets(request.project);
+        const windows = await deps.limiter.peek(budgets.map((b) => b.counter));
+        const otp_budgets = budgets.map((b, i) => ({
+          channel: b.channel,
+          period: b.period,
+          used: windows[i]?.count ?? 0,
+          limit: b.limit,
+          resets_at: windows[i] ? new Date(windows[i].resetAt).toISOString() : null,
+        }));
+        return {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          bucket,
+          buckets,
+          otp_budgets,
+        };
       },
     );
   };

@@ -29,6 +29,7 @@ export function sessionView(session: Session) {
     auth_method: session.auth_method,
     device_id: session.device_id,
     client_id: session.client_id ?? null,
+    ip_network: session.ip_network ?? null,
     created_at: iso(session.created_at),
     last_refreshed_at: iso(session.last_refreshed_at),
     expires_at: iso(session.expires_at),
