@@ -181,6 +181,11 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     const totals = (await page.locator('.totals').textContent()) ?? '';
     assert.match(totals, /Failed sign-ins\s*5/);
     assert.match(totals, /Codes sent\s*[1-9]/);
+    // The send budgets as they stand, from the service's own counters.
+    const budgets = page.getByRole('table', { name: 'Code sending budgets' });
+    const emailHour = budgets.getByRole('row', { name: /E-mail, hourly/ });
+    assert.match((await emailHour.textContent()) ?? '', /[1-9]\d* of 2,000 \(0 %\)/);
+    assert.match((await budgets.getByRole('row', { name: /SMS, daily/ }).textContent()) ?? '', /0 of 1,000/);
     await checkPage(page, 'overview', problems);
   });
 
@@ -207,6 +212,11 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     assert.equal(await focused(), 'a ada@example.com');
     await page.keyboard.press('Enter');
     await heading(page, 'ada@example.com').waitFor();
+    // Each session with the network it was started from (the test's loopback), never the address.
+    const sessions = page.getByRole('table', { name: 'Sessions' });
+    assert.ok(
+      (await sessions.locator('td[data-label="IP network"]').allInnerTexts()).includes('127.0.0.0/24'),
+    );
     await checkPage(page, 'user', problems);
     await page.getByRole('button', { name: 'Sign out everywhere' }).focus();
     await page.keyboard.press('Enter');
