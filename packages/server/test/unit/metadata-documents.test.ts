@@ -6,6 +6,8 @@ import {
   DEFAULT_CACHE_MS,
   FAILURE_CACHE_MS,
   MAX_CACHE_MS,
+  MAX_FETCHES,
+  MAX_FETCHES_PER_HOST,
   MetadataDocuments,
   MIN_CACHE_MS,
 } from '../../src/modules/clients/metadata-documents.js';
@@ -80,4 +82,42 @@ test('documents are cached for their lifetime, refusals briefly, and one fetch s
   now += FAILURE_CACHE_MS;
   await documents.get(URL_ID);
   assert.equal(fetches, 3);
+});
+
+test('fetches at once are bounded per host and in all; past the bound a request is refused, not remembered', async () => {
+  const pending: Array<() => void> = [];
+  let fetches = 0;
+  const documents = new MetadataDocuments(
+    POLICY,
+    () => 1_000_000,
+    (url) => {
+      fetches++;
+      return new Promise((resolve) => {
+        pending.push(() => resolve({ json: document(url.href), cacheControl: undefined }));
+      });
+    },
+  );
+  const ids = (host: string, n: number) => Array.from({ length: n }, (_, i) => `https://${host}/c/${i}.json`);
+  // One host: MAX_FETCHES_PER_HOST at once, then refusals that fetch nothing.
+  const first = ids('flood.example', MAX_FETCHES_PER_HOST).map((id) => documents.get(id));
+  await assert.rejects(documents.get('https://flood.example/c/more.json'), /cannot be fetched now/);
+  assert.equal(fetches, MAX_FETCHES_PER_HOST);
+  // Another host still gets its own.
+  const other = documents.get('https://other.example/c.json');
+  assert.equal(fetches, MAX_FETCHES_PER_HOST + 1);
+  // In all: many hosts together stop at MAX_FETCHES.
+  const spread = Array.from({ length: MAX_FETCHES }, (_, i) =>
+    documents.get(`https://h${i}.example/c.json`).catch((error: Error) => error),
+  );
+  assert.equal(fetches, MAX_FETCHES);
+  for (const resolve of pending.splice(0)) resolve();
+  assert.equal((await Promise.all(first)).length, MAX_FETCHES_PER_HOST);
+  await other;
+  const refused = (await Promise.all(spread)).filter((r) => r instanceof MetadataDocumentError);
+  assert.equal(refused.length, MAX_FETCHES_PER_HOST + 1, 'what came past the bound was refused');
+  // The refusal was not remembered: once fetches end, the same client id is fetched.
+  const again = documents.get('https://flood.example/c/more.json');
+  assert.equal(fetches, MAX_FETCHES + 1);
+  pending.splice(0)[0]!();
+  assert.equal((await again).name, 'flood.example');
 });

@@ -19,6 +19,14 @@ export const DEFAULT_CACHE_MS = 300_000;
 export const FAILURE_CACHE_MS = 30_000;
 /** Documents (and refusals) remembered at most; the least recently used go first. */
 const CAPACITY = 2_000;
+/**
+ * Fetches running at once, in all and to one host. Anyone may name any URL as a client id, so
+ * without these a flood of new client ids (one host's endless paths, or many hosts) would keep
+ * unbounded outbound requests open, each up to the policy's timeout. Past them a request is
+ * refused at once, and not remembered: it may be tried again as soon as a fetch ends.
+ */
+export const MAX_FETCHES = 64;
+export const MAX_FETCHES_PER_HOST = 4;
 
 /**
  * How long a document may be used, from its Cache-Control: `max-age` (or `s-maxage`) within
@@ -48,6 +56,8 @@ type Entry = { metadata: ClientMetadata; until: number } | { error: string; unti
 export class MetadataDocuments {
   readonly #cache = new Lru<string, Entry>(CAPACITY);
   readonly #inFlight = new Map<string, Promise<Entry>>();
+  /** Fetches running, by host. */
+  readonly #perHost = new Map<string, number>();
 
   constructor(
     private readonly policy: FetchPolicy,
@@ -73,6 +83,16 @@ export class MetadataDocuments {
   #load(clientId: string, url: URL): Promise<Entry> {
     const running = this.#inFlight.get(clientId);
     if (running) return running;
+    const host = url.host;
+    const toHost = this.#perHost.get(host) ?? 0;
+    if (this.#inFlight.size >= MAX_FETCHES || toHost >= MAX_FETCHES_PER_HOST) {
+      return Promise.resolve({
+        error:
+          'client_id: its metadata document cannot be fetched now (too many are being fetched); try again shortly',
+        until: 0,
+      });
+    }
+    this.#perHost.set(host, toHost + 1);
     const loading = this.fetch(url, this.policy)
       .then(
         (document): Entry => ({
@@ -88,7 +108,12 @@ export class MetadataDocuments {
         this.#cache.set(clientId, entry);
         return entry;
       })
-      .finally(() => this.#inFlight.delete(clientId));
+      .finally(() => {
+        this.#inFlight.delete(clientId);
+        const left = (this.#perHost.get(host) ?? 1) - 1;
+        if (left > 0) this.#perHost.set(host, left);
+        else this.#perHost.delete(host);
+      });
     this.#inFlight.set(clientId, loading);
     return loading;
   }

@@ -275,6 +275,32 @@ eachDialect('console API', (dialect) => {
     assert.equal(event.data.actor.role, 'operator');
   });
 
+  test('made-up console tokens are refused without a database read', async () => {
+    assert.equal((await as('viewer', 'GET', '/v1/console/me')).status, 200);
+    // Every query the flood could cause goes through the projects' and users' lookups.
+    const { projects } = server.ctx;
+    const counted = { findConsole: 0 };
+    const original = projects.findConsole.bind(projects);
+    projects.findConsole = () => {
+      counted.findConsole++;
+      return original();
+    };
+    try {
+      for (let i = 0; i < 20; i++) {
+        const forged = `eyJhbGciOiJFUzI1NiJ9.${Buffer.from(`{"sub":"${i}"}`).toString('base64url')}.c2ln`;
+        for (const path of ['/v1/console/me', '/v1/operator/projects', '/v1/audit'])
+          assertProblem(
+            await as('viewer', 'GET', path, { token: forged, project: A() }),
+            401,
+            'invalid_token',
+          );
+      }
+    } finally {
+      projects.findConsole = original;
+    }
+    assert.equal(counted.findConsole, 0);
+  });
+
   test('a revoked console session is refused at once', async () => {
     const bundle = await server.signIn(people.viewer, consoleProject);
     assert.equal((await as('viewer', 'GET', '/v1/console/me', { token: bundle.access_token })).status, 200);
