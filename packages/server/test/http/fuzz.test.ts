@@ -117,6 +117,13 @@ const KNOWN_FAILURES: KnownFailure[] = [
     example: async () => ({ method: 'POST', path: '/v1/clients/./secret', profile: 'Basic' }),
   },
   {
+    // Not a failure of the server: the check took the family from the path as sent. The server
+    // routes `/v1/clients/../nothing` as `/v1/nothing` (a problem document's 404), and so does the check now.
+    was: 'the check expected the OAuth format for /v1/clients/../nothing, routed as /v1/nothing',
+    route: 'GET /v1/clients/{client_id}',
+    example: async () => ({ method: 'GET', path: '/v1/clients/../nothing', profile: 'Basic' }),
+  },
+  {
     // As above, with a body refused as it is parsed on its way to the 404 (the app's error handler
     // answered, in the problem format); the 404's scope has the family's error handler now.
     was: 'POST /v1/clients/./secret with a refused JSON body: a 400 problem document',
@@ -175,9 +182,12 @@ function quotable(headers: Record<string, string>, body: Body | undefined): stri
 /** Routes that answer with HTML pages, errors included (the hosted pages' endpoints). */
 const HTML_ROUTES = ['/oauth/authorize', '/oauth/logout'];
 
-function check(path: string, answer: Answer, sent: string[] = []): void {
+function check(sentPath: string, answer: Answer, sent: string[] = []): void {
   assert.ok(answer.status < 500, `${answer.status}: ${answer.text.slice(0, 300)}`);
   if (answer.status < 400) return;
+  // The family is the one of the path the server routes: dot segments resolved
+  // (`/v1/clients/../nothing` is `/v1/nothing`), as the URL parser does before routing.
+  const path = new URL(sentPath, 'http://fuzz.test').pathname;
   // The hosted endpoints (issue 31) answer browsers with an error page: its reason is the alert.
   if (HTML_ROUTES.some((route) => path.startsWith(route))) {
     assert.match(
