@@ -105,3 +105,26 @@ export function ConfirmButton(props: {
     </>
   );
 }
+
+/**
+ * "Remove" for one thing of a list (a device, a passkey), named for screen readers ("Remove Ada’s
+ * phone") and confirmed in a dialog saying what removing `name` means.
+ */
+export function RemoveButton(props: {
+  name: string;
+  title: string;
+  text: string;
+  action: () => Promise<unknown>;
+}): ReactNode {
+  return (
+    <ConfirmButton
+      title={props.title}
+      text={<p>{props.text}</p>}
+      confirm={t.remove}
+      aria-label={fill(t.removeNamed, { name: props.name })}
+      action={props.action}
+    >
+      {t.remove}
+    </ConfirmButton>
+  );
+}

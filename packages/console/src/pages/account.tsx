@@ -1,6 +1,7 @@
 import type { Passkey } from '@tessera/client';
 import { type ReactNode, useState } from 'react';
-import { ConfirmButton } from '../components/confirm.js';
+import { RemoveButton } from '../components/confirm.js';
+import { StackTable } from '../components/table.js';
 import { ActionButton, Field, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole } from '../context.js';
 import { fill, t } from '../i18n/index.js';
@@ -59,53 +60,31 @@ export function AccountPage(): ReactNode {
         <h2 id="account-passkeys">{t.yourPasskeys}</h2>
         <p className="muted">{t.yourPasskeysText}</p>
         <Loaded resource={passkeys}>
-          {(list: Passkey[]) =>
-            list.length === 0 ? (
-              <p>{t.noPasskeysYet}</p>
-            ) : (
-              <table className="stack">
-                <caption className="sr-only">{t.yourPasskeys}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t.name}</th>
-                    <th scope="col">{t.created}</th>
-                    <th scope="col">{t.lastUsed}</th>
-                    <th scope="col">
-                      <span className="sr-only">{t.actions}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((p) => (
-                    <tr key={p.passkeyId}>
-                      <td data-label={t.name}>{p.name}</td>
-                      <td data-label={t.created}>
-                        <Time at={p.createdAt} />
-                      </td>
-                      <td data-label={t.lastUsed}>
-                        <Time at={p.lastUsedAt} />
-                      </td>
-                      <td>
-                        <ConfirmButton
-                          title={t.removePasskeyTitle}
-                          text={<p>{fill(t.removeOwnPasskeyText, { name: p.name })}</p>}
-                          confirm={t.remove}
-                          aria-label={fill(t.removeNamed, { name: p.name })}
-                          action={async () => {
-                            await client.passkeys.remove(p.passkeyId);
-                            notify(t.passkeyRemoved);
-                            passkeys.reload();
-                          }}
-                        >
-                          {t.remove}
-                        </ConfirmButton>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list: Passkey[]) => (
+            <StackTable
+              caption={t.yourPasskeys}
+              empty={<p>{t.noPasskeysYet}</p>}
+              rows={list}
+              rowKey={(p) => p.passkeyId}
+              columns={[
+                { label: t.name, cell: (p) => p.name },
+                { label: t.created, cell: (p) => <Time at={p.createdAt} /> },
+                { label: t.lastUsed, cell: (p) => <Time at={p.lastUsedAt} /> },
+              ]}
+              actions={(p) => (
+                <RemoveButton
+                  name={p.name}
+                  title={t.removePasskeyTitle}
+                  text={fill(t.removeOwnPasskeyText, { name: p.name })}
+                  action={async () => {
+                    await client.passkeys.remove(p.passkeyId);
+                    notify(t.passkeyRemoved);
+                    passkeys.reload();
+                  }}
+                />
+              )}
+            />
+          )}
         </Loaded>
         <h3>{t.addPasskey}</h3>
         <form

@@ -2,6 +2,7 @@ import { AUDIT_EVENT_TYPES } from '@tessera/admin';
 import { type ReactNode, useEffect, useState } from 'react';
 import type { AuditFilters } from '../api/console-api.js';
 import type { AuditEvent } from '../api/types.js';
+import { StackTable } from '../components/table.js';
 import { ActionButton, ErrorNotice, Field, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { t } from '../i18n/index.js';
@@ -26,43 +27,28 @@ function DataList(props: { data: Record<string, unknown> }): ReactNode {
 export function AuditTable(props: { events: AuditEvent[]; showUser?: boolean }): ReactNode {
   const project = useProject();
   const showUser = props.showUser ?? true;
-  if (props.events.length === 0) return <p role="status">{t.noEvents}</p>;
   return (
-    <table className="stack">
-      <caption className="sr-only">{t.auditTitle}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{t.time}</th>
-          <th scope="col">{t.event}</th>
-          {showUser && <th scope="col">{t.user}</th>}
-          <th scope="col">{t.details}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.events.map((event) => (
-          <tr key={event.event_id}>
-            <td data-label={t.time}>
-              <Time at={event.created_at} />
-            </td>
-            <td data-label={t.event} className="mono">
-              {event.type}
-            </td>
-            {showUser && (
-              <td data-label={t.user} className="mono">
-                {event.user_id ? (
-                  <Link to={pathOf({ name: 'user', project, userId: event.user_id })}>{event.user_id}</Link>
-                ) : (
-                  '—'
-                )}
-              </td>
-            )}
-            <td data-label={t.details}>
-              <DataList data={event.data} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <StackTable
+      caption={t.auditTitle}
+      empty={<p role="status">{t.noEvents}</p>}
+      rows={props.events}
+      rowKey={(event) => event.event_id}
+      columns={[
+        { label: t.time, cell: (event) => <Time at={event.created_at} /> },
+        { label: t.event, className: 'mono', cell: (event) => event.type },
+        showUser && {
+          label: t.user,
+          className: 'mono',
+          cell: (event) =>
+            event.user_id ? (
+              <Link to={pathOf({ name: 'user', project, userId: event.user_id })}>{event.user_id}</Link>
+            ) : (
+              '—'
+            ),
+        },
+        { label: t.details, cell: (event) => <DataList data={event.data} /> },
+      ]}
+    />
   );
 }
 

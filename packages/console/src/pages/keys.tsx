@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { SigningKey } from '../api/types.js';
 import { ConfirmButton } from '../components/confirm.js';
+import { StackTable } from '../components/table.js';
 import { Badge, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole } from '../context.js';
 import { fill, t, when } from '../i18n/index.js';
@@ -24,37 +25,21 @@ export function KeysPage(): ReactNode {
         <h2 id="key-list">{t.signingKeys}</h2>
         <Loaded resource={keys}>
           {(data: { keys: SigningKey[] }) => (
-            <table className="stack">
-              <caption className="sr-only">{t.signingKeys}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t.keyId}</th>
-                  <th scope="col">{t.state}</th>
-                  <th scope="col">{t.created}</th>
-                  <th scope="col">{t.activeFrom}</th>
-                  <th scope="col">{t.retires}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.keys.map((key) => (
-                  <tr key={key.kid}>
-                    <td data-label={t.keyId} className="mono">
-                      {key.kid}
-                    </td>
-                    <td data-label={t.state}>
-                      <Badge tone={TONE[key.state] ?? 'warn'}>{key.state}</Badge>
-                    </td>
-                    <td data-label={t.created}>
-                      <Time at={key.created_at} />
-                    </td>
-                    <td data-label={t.activeFrom}>
-                      <Time at={key.activated_at ?? key.activate_at} />
-                    </td>
-                    <td data-label={t.retires}>{key.retire_at ? <Time at={key.retire_at} /> : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <StackTable
+              caption={t.signingKeys}
+              rows={data.keys}
+              rowKey={(key) => key.kid}
+              columns={[
+                { label: t.keyId, className: 'mono', cell: (key) => key.kid },
+                {
+                  label: t.state,
+                  cell: (key) => <Badge tone={TONE[key.state] ?? 'warn'}>{key.state}</Badge>,
+                },
+                { label: t.created, cell: (key) => <Time at={key.created_at} /> },
+                { label: t.activeFrom, cell: (key) => <Time at={key.activated_at ?? key.activate_at} /> },
+                { label: t.retires, cell: (key) => (key.retire_at ? <Time at={key.retire_at} /> : '—') },
+              ]}
+            />
           )}
         </Loaded>
         <div className="actions">

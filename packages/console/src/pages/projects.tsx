@@ -1,5 +1,6 @@
 import { type ReactNode, useState } from 'react';
 import { SecretOnce } from '../components/secret.js';
+import { StackTable } from '../components/table.js';
 import { ActionButton, errorText, Field, PageTitle } from '../components/ui.js';
 import { useConsole } from '../context.js';
 import { fill, t } from '../i18n/index.js';
@@ -85,33 +86,20 @@ export function ProjectsPage(): ReactNode {
       <PageTitle>{t.projectsTitle}</PageTitle>
       <section className="card" aria-labelledby="project-list">
         <h2 id="project-list">{t.yourProjects}</h2>
-        {me.projects.length === 0 ? (
-          <p>{t.noProjects}</p>
-        ) : (
-          <table className="stack">
-            <caption className="sr-only">{t.yourProjects}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t.projectName}</th>
-                <th scope="col">{t.apiKeyId}</th>
-                <th scope="col">{t.role}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {me.projects.map((p) => (
-                <tr key={p.api_key_id}>
-                  <td data-label={t.projectName}>
-                    <Link to={pathOf({ name: 'overview', project: p.api_key_id })}>{p.name}</Link>
-                  </td>
-                  <td data-label={t.apiKeyId} className="mono">
-                    {p.api_key_id}
-                  </td>
-                  <td data-label={t.role}>{t[`role_${me.operator ? 'operator' : p.role}`]}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <StackTable
+          caption={t.yourProjects}
+          empty={<p>{t.noProjects}</p>}
+          rows={me.projects}
+          rowKey={(p) => p.api_key_id}
+          columns={[
+            {
+              label: t.projectName,
+              cell: (p) => <Link to={pathOf({ name: 'overview', project: p.api_key_id })}>{p.name}</Link>,
+            },
+            { label: t.apiKeyId, className: 'mono', cell: (p) => p.api_key_id },
+            { label: t.role, cell: (p) => t[`role_${me.operator ? 'operator' : p.role}`] },
+          ]}
+        />
       </section>
       {can('projects.create') && <NewProject />}
     </>

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
-import type { Device, Passkey, Session, UserDetail } from '../api/types.js';
-import { ConfirmButton } from '../components/confirm.js';
+import type { Device, UserDetail } from '../api/types.js';
+import { ConfirmButton, RemoveButton } from '../components/confirm.js';
+import { type Column, StackTable } from '../components/table.js';
 import { ActionButton, Badge, errorText, Time } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
@@ -27,43 +28,19 @@ export function Sessions(props: { user: UserDetail; reload(): void }): ReactNode
   return (
     <section className="card" aria-labelledby="user-sessions">
       <h2 id="user-sessions">{t.sessions}</h2>
-      {live.length === 0 ? (
-        <p>{t.noSessions}</p>
-      ) : (
-        <table className="stack">
-          <caption className="sr-only">{t.sessions}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t.method}</th>
-              <th scope="col">{t.client}</th>
-              {network && <th scope="col">{t.ipNetwork}</th>}
-              <th scope="col">{t.started}</th>
-              <th scope="col">{t.lastRefreshed}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {live.map((s: Session) => (
-              <tr key={s.session_id}>
-                <td data-label={t.method}>{methodText(s.auth_method)}</td>
-                <td data-label={t.client} className="mono">
-                  {s.client_id ?? t.projectItself}
-                </td>
-                {network && (
-                  <td data-label={t.ipNetwork} className="mono">
-                    {s.ip_network ?? t.unknown}
-                  </td>
-                )}
-                <td data-label={t.started}>
-                  <Time at={s.created_at} />
-                </td>
-                <td data-label={t.lastRefreshed}>
-                  <Time at={s.last_refreshed_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <StackTable
+        caption={t.sessions}
+        empty={<p>{t.noSessions}</p>}
+        rows={live}
+        rowKey={(s) => s.session_id}
+        columns={[
+          { label: t.method, cell: (s) => methodText(s.auth_method) },
+          { label: t.client, className: 'mono', cell: (s) => s.client_id ?? t.projectItself },
+          network && { label: t.ipNetwork, className: 'mono', cell: (s) => s.ip_network ?? t.unknown },
+          { label: t.started, cell: (s) => <Time at={s.created_at} /> },
+          { label: t.lastRefreshed, cell: (s) => <Time at={s.last_refreshed_at} /> },
+        ]}
+      />
       {can('sessions.revoke') && live.length > 0 && (
         <div className="actions">
           <ConfirmButton
@@ -84,118 +61,97 @@ export function Sessions(props: { user: UserDetail; reload(): void }): ReactNode
   );
 }
 
+/** What a trusted device and a passkey share: a name (maybe empty) and when added and last used. */
+type Method = Pick<Device, 'name' | 'created_at' | 'last_used_at'>;
+
+/**
+ * A user's trusted devices or passkeys, with `more` columns after the name (a passkey's kind), each
+ * removable after confirming when `remove` is given (the member may remove them).
+ */
+function MethodsTable<T extends Method>(props: {
+  caption: string;
+  empty: string;
+  rows: T[];
+  rowKey: (row: T) => string;
+  more?: Column<T>[];
+  remove: false | { title: string; text: string; done: string; action(row: T): Promise<unknown> };
+  reload(): void;
+}): ReactNode {
+  const { notify } = useConsole();
+  const { remove } = props;
+  const name = (row: T) => row.name || t.unnamed;
+  return (
+    <StackTable
+      caption={props.caption}
+      empty={<p>{props.empty}</p>}
+      rows={props.rows}
+      rowKey={props.rowKey}
+      columns={[
+        { label: t.name, cell: name },
+        ...(props.more ?? []),
+        { label: t.added, cell: (row) => <Time at={row.created_at} /> },
+        { label: t.lastUsed, cell: (row) => <Time at={row.last_used_at} /> },
+      ]}
+      actions={
+        remove &&
+        ((row) => (
+          <RemoveButton
+            name={name(row)}
+            title={remove.title}
+            text={fill(remove.text, { name: name(row) })}
+            action={async () => {
+              await remove.action(row);
+              notify(remove.done);
+              props.reload();
+            }}
+          />
+        ))
+      }
+    />
+  );
+}
+
 /** A user's trusted devices, passkeys and PIN, with removal and unlocking (support and up). */
 export function Methods(props: { user: UserDetail; reload(): void }): ReactNode {
   const { api, can, notify } = useConsole();
   const project = useProject();
   const { user } = props;
-  const removeDevice = can('devices.remove');
-  const removePasskey = can('passkeys.remove');
   return (
     <section className="card" aria-labelledby="user-methods">
       <h2 id="user-methods">{t.signInMethods}</h2>
       <h3>{t.trustedDevices}</h3>
-      {user.devices.length === 0 ? (
-        <p>{t.noDevices}</p>
-      ) : (
-        <table className="stack">
-          <caption className="sr-only">{t.trustedDevices}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t.name}</th>
-              <th scope="col">{t.added}</th>
-              <th scope="col">{t.lastUsed}</th>
-              {removeDevice && (
-                <th scope="col">
-                  <span className="sr-only">{t.actions}</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {user.devices.map((d: Device) => (
-              <tr key={d.device_id}>
-                <td data-label={t.name}>{d.name || t.unnamed}</td>
-                <td data-label={t.added}>
-                  <Time at={d.created_at} />
-                </td>
-                <td data-label={t.lastUsed}>
-                  <Time at={d.last_used_at} />
-                </td>
-                {removeDevice && (
-                  <td>
-                    <ConfirmButton
-                      title={t.removeDeviceTitle}
-                      text={<p>{fill(t.removeDeviceText, { name: d.name || t.unnamed })}</p>}
-                      confirm={t.remove}
-                      aria-label={fill(t.removeNamed, { name: d.name || t.unnamed })}
-                      action={async () => {
-                        await api.users.removeDevice(project, user.user_id, d.device_id);
-                        notify(t.deviceRemoved);
-                        props.reload();
-                      }}
-                    >
-                      {t.remove}
-                    </ConfirmButton>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <MethodsTable
+        caption={t.trustedDevices}
+        empty={t.noDevices}
+        rows={user.devices}
+        rowKey={(d) => d.device_id}
+        remove={
+          can('devices.remove') && {
+            title: t.removeDeviceTitle,
+            text: t.removeDeviceText,
+            done: t.deviceRemoved,
+            action: (d) => api.users.removeDevice(project, user.user_id, d.device_id),
+          }
+        }
+        reload={props.reload}
+      />
       <h3>{t.passkeys}</h3>
-      {user.passkeys.length === 0 ? (
-        <p>{t.noPasskeys}</p>
-      ) : (
-        <table className="stack">
-          <caption className="sr-only">{t.passkeys}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t.name}</th>
-              <th scope="col">{t.kind}</th>
-              <th scope="col">{t.added}</th>
-              <th scope="col">{t.lastUsed}</th>
-              {removePasskey && (
-                <th scope="col">
-                  <span className="sr-only">{t.actions}</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {user.passkeys.map((p: Passkey) => (
-              <tr key={p.passkey_id}>
-                <td data-label={t.name}>{p.name || t.unnamed}</td>
-                <td data-label={t.kind}>{p.backed_up ? t.passkeySynced : t.passkeyDeviceBound}</td>
-                <td data-label={t.added}>
-                  <Time at={p.created_at} />
-                </td>
-                <td data-label={t.lastUsed}>
-                  <Time at={p.last_used_at} />
-                </td>
-                {removePasskey && (
-                  <td>
-                    <ConfirmButton
-                      title={t.removePasskeyTitle}
-                      text={<p>{fill(t.removePasskeyText, { name: p.name || t.unnamed })}</p>}
-                      confirm={t.remove}
-                      aria-label={fill(t.removeNamed, { name: p.name || t.unnamed })}
-                      action={async () => {
-                        await api.users.removePasskey(project, user.user_id, p.passkey_id);
-                        notify(t.passkeyRemoved);
-                        props.reload();
-                      }}
-                    >
-                      {t.remove}
-                    </ConfirmButton>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <MethodsTable
+        caption={t.passkeys}
+        empty={t.noPasskeys}
+        rows={user.passkeys}
+        rowKey={(p) => p.passkey_id}
+        more={[{ label: t.kind, cell: (p) => (p.backed_up ? t.passkeySynced : t.passkeyDeviceBound) }]}
+        remove={
+          can('passkeys.remove') && {
+            title: t.removePasskeyTitle,
+            text: t.removePasskeyText,
+            done: t.passkeyRemoved,
+            action: (p) => api.users.removePasskey(project, user.user_id, p.passkey_id),
+          }
+        }
+        reload={props.reload}
+      />
       <h3>{t.pin}</h3>
       <p>
         {!user.pin.set ? (

@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import type { User } from '../api/types.js';
+import { StackTable } from '../components/table.js';
 import { Field, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
@@ -48,43 +49,27 @@ export function UsersPage(props: { query: string }): ReactNode {
         <section aria-labelledby="user-results" className="card">
           <h2 id="user-results">{fill(t.resultsFor, { query: props.query })}</h2>
           <Loaded resource={results}>
-            {(users: User[] | undefined) =>
-              !users || users.length === 0 ? (
-                <p role="status">{t.noUsersFound}</p>
-              ) : (
-                <table className="stack">
-                  <caption className="sr-only">{t.usersTitle}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t.identifier}</th>
-                      <th scope="col">{t.userId}</th>
-                      <th scope="col">{t.created}</th>
-                      <th scope="col">{t.lastSignIn}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {users.map((user) => (
-                      <tr key={user.user_id}>
-                        <td data-label={t.identifier}>
-                          <Link to={pathOf({ name: 'user', project, userId: user.user_id })}>
-                            {user.identifier}
-                          </Link>
-                        </td>
-                        <td data-label={t.userId} className="mono">
-                          {user.user_id}
-                        </td>
-                        <td data-label={t.created}>
-                          <Time at={user.created_at} />
-                        </td>
-                        <td data-label={t.lastSignIn}>
-                          <Time at={user.last_sign_in_at} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )
-            }
+            {(users: User[] | undefined) => (
+              <StackTable
+                caption={t.usersTitle}
+                empty={<p role="status">{t.noUsersFound}</p>}
+                rows={users ?? []}
+                rowKey={(user) => user.user_id}
+                columns={[
+                  {
+                    label: t.identifier,
+                    cell: (user) => (
+                      <Link to={pathOf({ name: 'user', project, userId: user.user_id })}>
+                        {user.identifier}
+                      </Link>
+                    ),
+                  },
+                  { label: t.userId, className: 'mono', cell: (user) => user.user_id },
+                  { label: t.created, cell: (user) => <Time at={user.created_at} /> },
+                  { label: t.lastSignIn, cell: (user) => <Time at={user.last_sign_in_at} /> },
+                ]}
+              />
+            )}
           </Loaded>
         </section>
       )}

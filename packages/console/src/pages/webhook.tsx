@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { Webhook, WebhookDelivery } from '../api/types.js';
 import { ConfirmButton } from '../components/confirm.js';
+import { StackTable } from '../components/table.js';
 import { ActionButton, Badge, errorText, Loaded, PageTitle, Time, useResource } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
 import { fill, t } from '../i18n/index.js';
@@ -42,71 +43,49 @@ function Deliveries(props: { webhookId: string }): ReactNode {
         </div>
       </div>
       <Loaded resource={deliveries}>
-        {(list: WebhookDelivery[]) =>
-          list.length === 0 ? (
-            <p>{t.noDeliveries}</p>
-          ) : (
-            <table className="stack">
-              <caption className="sr-only">{t.deliveries}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t.event}</th>
-                  <th scope="col">{t.status}</th>
-                  <th scope="col">{t.attempts}</th>
-                  <th scope="col">{t.lastResponse}</th>
-                  <th scope="col">{t.created}</th>
-                  <th scope="col">{t.nextAttempt}</th>
-                  {can('webhooks.write') && (
-                    <th scope="col">
-                      <span className="sr-only">{t.actions}</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((d) => (
-                  <tr key={d.delivery_id}>
-                    <td data-label={t.event} className="mono">
-                      {d.event_type}
-                    </td>
-                    <td data-label={t.status}>
-                      <Badge tone={tone(d.status)}>{d.status}</Badge>
-                    </td>
-                    <td data-label={t.attempts}>{d.attempts}</td>
-                    <td data-label={t.lastResponse}>
-                      {d.last_status_code ?? ''} {d.last_error ?? (d.last_status_code ? '' : '—')}
-                    </td>
-                    <td data-label={t.created}>
-                      <Time at={d.created_at} />
-                    </td>
-                    <td data-label={t.nextAttempt}>
-                      {d.next_attempt_at ? <Time at={d.next_attempt_at} /> : '—'}
-                    </td>
-                    {can('webhooks.write') && (
-                      <td>
-                        <ActionButton
-                          variant="secondary"
-                          aria-label={fill(t.redeliverNamed, {
-                            event: d.event_type,
-                            when: d.created_at ?? '',
-                          })}
-                          action={() =>
-                            act(
-                              () => api.webhooks.redeliver(project, props.webhookId, d.delivery_id),
-                              t.redelivered,
-                            )
-                          }
-                        >
-                          {t.redeliver}
-                        </ActionButton>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {(list: WebhookDelivery[]) => (
+          <StackTable
+            caption={t.deliveries}
+            empty={<p>{t.noDeliveries}</p>}
+            rows={list}
+            rowKey={(d) => d.delivery_id}
+            columns={[
+              { label: t.event, className: 'mono', cell: (d) => d.event_type },
+              { label: t.status, cell: (d) => <Badge tone={tone(d.status)}>{d.status}</Badge> },
+              { label: t.attempts, cell: (d) => d.attempts },
+              {
+                label: t.lastResponse,
+                cell: (d) => (
+                  <>
+                    {d.last_status_code ?? ''} {d.last_error ?? (d.last_status_code ? '' : '—')}
+                  </>
+                ),
+              },
+              { label: t.created, cell: (d) => <Time at={d.created_at} /> },
+              {
+                label: t.nextAttempt,
+                cell: (d) => (d.next_attempt_at ? <Time at={d.next_attempt_at} /> : '—'),
+              },
+            ]}
+            actions={
+              can('webhooks.write') &&
+              ((d) => (
+                <ActionButton
+                  variant="secondary"
+                  aria-label={fill(t.redeliverNamed, {
+                    event: d.event_type,
+                    when: d.created_at ?? '',
+                  })}
+                  action={() =>
+                    act(() => api.webhooks.redeliver(project, props.webhookId, d.delivery_id), t.redelivered)
+                  }
+                >
+                  {t.redeliver}
+                </ActionButton>
+              ))
+            }
+          />
+        )}
       </Loaded>
     </section>
   );

@@ -2,6 +2,7 @@ import { AUDIT_EVENT_TYPES, type CreatedWebhook } from '@tessera/admin';
 import { type ReactNode, useState } from 'react';
 import type { Webhook } from '../api/types.js';
 import { SecretOnce } from '../components/secret.js';
+import { StackTable } from '../components/table.js';
 import {
   ActionButton,
   Badge,
@@ -121,41 +122,30 @@ export function WebhooksPage(): ReactNode {
       <section className="card" aria-labelledby="webhook-list">
         <h2 id="webhook-list">{t.endpoints}</h2>
         <Loaded resource={webhooks}>
-          {(list) =>
-            list.length === 0 ? (
-              <p>{t.noWebhooks}</p>
-            ) : (
-              <table className="stack">
-                <caption className="sr-only">{t.endpoints}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t.webhookUrl}</th>
-                    <th scope="col">{t.eventTypes}</th>
-                    <th scope="col">{t.lastStatus}</th>
-                    <th scope="col">{t.lastAttempt}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((w) => (
-                    <tr key={w.webhook_id}>
-                      <td data-label={t.webhookUrl} className="mono">
-                        <Link to={pathOf({ name: 'webhook', project, webhookId: w.webhook_id })}>
-                          {w.url}
-                        </Link>
-                      </td>
-                      <td data-label={t.eventTypes}>{eventsOf(w)}</td>
-                      <td data-label={t.lastStatus}>
-                        {w.last_status ? <Badge tone={tone(w.last_status)}>{w.last_status}</Badge> : t.never}
-                      </td>
-                      <td data-label={t.lastAttempt}>
-                        <Time at={w.last_attempt_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list) => (
+            <StackTable
+              caption={t.endpoints}
+              empty={<p>{t.noWebhooks}</p>}
+              rows={list}
+              rowKey={(w) => w.webhook_id}
+              columns={[
+                {
+                  label: t.webhookUrl,
+                  className: 'mono',
+                  cell: (w) => (
+                    <Link to={pathOf({ name: 'webhook', project, webhookId: w.webhook_id })}>{w.url}</Link>
+                  ),
+                },
+                { label: t.eventTypes, cell: eventsOf },
+                {
+                  label: t.lastStatus,
+                  cell: (w) =>
+                    w.last_status ? <Badge tone={tone(w.last_status)}>{w.last_status}</Badge> : t.never,
+                },
+                { label: t.lastAttempt, cell: (w) => <Time at={w.last_attempt_at} /> },
+              ]}
+            />
+          )}
         </Loaded>
       </section>
       {can('webhooks.write') && (
