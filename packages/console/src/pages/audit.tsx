@@ -35,7 +35,7 @@ export function AuditTable(props: { events: AuditEvent[]; showUser?: boolean }):
       rowKey={(event) => event.event_id}
       columns={[
         { label: t.time, cell: (event) => <Time at={event.created_at} /> },
-        { label: t.event, className: 'mono', cell: (event) => event.type },
+        { label: t.event, className: 'mono token', cell: (event) => event.type },
         showUser && {
           label: t.user,
           className: 'mono',

@@ -72,10 +72,8 @@ export function UserPage(props: { userId: string }): ReactNode {
               </dd>
             </dl>
           </section>
-          <div className="grid">
-            <Sessions user={u} reload={user.reload} />
-            <Methods user={u} reload={user.reload} />
-          </div>
+          <Sessions user={u} reload={user.reload} />
+          <Methods user={u} reload={user.reload} />
           <ClaimsEditor userId={u.user_id} />
           <Trail userId={u.user_id} />
           {can('users.delete') && (

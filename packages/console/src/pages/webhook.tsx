@@ -50,7 +50,7 @@ function Deliveries(props: { webhookId: string }): ReactNode {
             rows={list}
             rowKey={(d) => d.delivery_id}
             columns={[
-              { label: t.event, className: 'mono', cell: (d) => d.event_type },
+              { label: t.event, className: 'mono token', cell: (d) => d.event_type },
               { label: t.status, cell: (d) => <Badge tone={tone(d.status)}>{d.status}</Badge> },
               { label: t.attempts, cell: (d) => d.attempts },
               {
