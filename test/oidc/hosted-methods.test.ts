@@ -16,6 +16,7 @@ import { RELAXED_LIMITS, startServer, type TestServer } from '../../packages/ser
 import { authorizeUrl, exchangeCode, pkce, registerClient } from '../../packages/server/test/helpers/oidc.js';
 import {
   ARTEFACTS,
+  addVirtualAuthenticator,
   axeViolations,
   bundleHostedAssets,
   launchChromium,
@@ -90,16 +91,7 @@ describe('hosted pages: code, trusted device, PIN, passkey (button and autofill)
     // The branding read (which says whether the project requires a PIN) is cacheable for 5 min.
     await cdp.send('Network.enable');
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-      },
-    });
+    const authenticatorId = await addVirtualAuthenticator(cdp);
     return { context: ctx, page: p, authenticator: { cdp, id: authenticatorId } };
   }
 

@@ -10,14 +10,12 @@
 // refresh the app makes once the access token has expired must be the only one (a second refresh
 // with the spent token would revoke the session, and the page would say so).
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
@@ -28,6 +26,7 @@ import {
   type TestServer,
 } from '../../../packages/server/test/helpers/harness.js';
 import { registerClient, tokenRequest } from '../../../packages/server/test/helpers/oidc.js';
+import { nextBuild, npmInstall, registryHas, startNext } from '../../../test/helpers/next-app.js';
 import {
   ARTEFACTS,
   axeViolations,
@@ -37,7 +36,6 @@ import {
 } from '../../../test/oidc/browser.js';
 import { oidcSnippets } from '../../../test/oidc/snippets.js';
 
-const run = promisify(execFile);
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const required = process.env.TESSERA_TEST_REQUIRE_SERVICES === '1';
 const manifest = JSON.parse(readFileSync(join(APP, 'package.json'), 'utf8'));
@@ -70,20 +68,9 @@ test('docs/OIDC.md shows every Auth.js file of examples/next-authjs as it is', (
   }
 });
 
-async function registryReachable(): Promise<boolean> {
-  try {
-    await run('npm', ['view', `next-auth@${manifest.dependencies['next-auth']}`, 'version'], {
-      timeout: 30_000,
-    });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const why = !existsSync(CHROMIUM)
   ? `${CHROMIUM} not found`
-  : !(await registryReachable())
+  : !(await registryHas(`next-auth@${manifest.dependencies['next-auth']}`))
     ? 'the npm registry is not reachable (Next and next-auth are installed from it)'
     : false;
 
@@ -95,11 +82,7 @@ async function prepare(work: string): Promise<string> {
     filter: (source) => !/[/\\](node_modules|\.next|test)$|next-env\.d\.ts$/.test(source),
   });
   for (const [path, code] of docsFiles()) writeFileSync(join(dir, path), `// ${path}\n${code}`);
-  await run(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'],
-    { cwd: dir, timeout: 600_000 },
-  );
+  await npmInstall(dir);
   return dir;
 }
 
@@ -158,26 +141,13 @@ describe('examples/next-authjs: Auth.js in Next.js against Tessera (issue 31)', 
       AUTH_TESSERA_ID: client.client_id,
       AUTH_TESSERA_SECRET: client.client_secret!,
     };
-    const next = join(dir, 'node_modules', 'next', 'dist', 'bin', 'next');
-    const built = await run(process.execPath, [next, 'build'], { cwd: dir, env, timeout: 600_000 }).catch(
-      (error: { stdout?: string; stderr?: string }) => {
-        throw new Error(`next build failed:\n${error.stdout}\n${error.stderr}`);
-      },
-    );
+    const built = await nextBuild(dir, env);
     assert.match(`${built.stdout}${built.stderr}`, new RegExp(`Next\\.js ${manifest.dependencies.next}`));
     assert.match(built.stdout, /Proxy/);
     lap('next build');
 
-    const server = spawn(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], {
-      cwd: dir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let serverLog = '';
-    server.stdout!.on('data', (chunk: Buffer) => (serverLog += chunk));
-    server.stderr!.on('data', (chunk: Buffer) => (serverLog += chunk));
-    t.after(() => stop(server));
-    await waitForHttp(`http://127.0.0.1:${port}`, server, () => serverLog);
+    const server = await startNext(dir, 'start', port, env);
+    t.after(() => server.stop());
     lap('next start');
 
     const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
@@ -277,7 +247,7 @@ describe('examples/next-authjs: Auth.js in Next.js against Tessera (issue 31)', 
     lap('logout');
 
     assert.deepEqual(failures, []);
-    assert.doesNotMatch(serverLog, /\[auth\]\[error\]|Error:/, serverLog);
+    assert.doesNotMatch(server.log(), /\[auth\]\[error\]|Error:/, server.log());
     t.diagnostic(timings.join(', '));
   });
 });
@@ -313,25 +283,3 @@ async function accessible(page: Page, name: string) {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-async function waitForHttp(origin: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}:\n${log()}`);
-    const up = await fetch(`${origin}/`, { redirect: 'manual' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await sleep(250);
-  }
-  throw new Error(`next start did not answer within 60 s:\n${log()}`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(5000)]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}

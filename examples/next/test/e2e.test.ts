@@ -7,7 +7,7 @@
 // The registry must be reachable; without it (or without Chromium) the test is skipped, visibly,
 // unless TESSERA_TEST_REQUIRE_SERVICES=1. TESSERA_TEST_NEXT_MAJORS=16 runs one major only.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { assertSessionCookies } from '../../../packages/ssr/test/browser-cookies.js';
+import { nextBuild, npmInstall, registryHas, startNext } from '../../../test/helpers/next-app.js';
 
 const run = promisify(execFile);
 const APP = fileURLToPath(new URL('..', import.meta.url));
@@ -32,18 +33,9 @@ const NEXT_VERSIONS: Record<string, string> = {
 };
 const majors = (process.env.TESSERA_TEST_NEXT_MAJORS ?? '16,15').split(',').map((m) => m.trim());
 
-async function registryReachable(): Promise<boolean> {
-  try {
-    await run('npm', ['view', 'next@16', 'version', '--json'], { timeout: 30_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const why = !existsSync(CHROMIUM)
   ? `${CHROMIUM} not found`
-  : !(await registryReachable())
+  : !(await registryHas('next@16'))
     ? 'the npm registry is not reachable (Next is installed from it)'
     : false;
 
@@ -79,18 +71,7 @@ async function prepare(work: string, tarballs: string, major: string): Promise<s
       "import type { NextConfig } from 'next';\n\nconst nextConfig: NextConfig = {};\n\nexport default nextConfig;\n",
     );
   }
-  const install = [
-    'install',
-    '--no-audit',
-    '--no-fund',
-    '--prefer-offline',
-    '--ignore-scripts',
-    '--loglevel=error',
-  ];
-  await run('npm', install, {
-    cwd: dir,
-    timeout: 600_000,
-  });
+  await npmInstall(dir);
   return dir;
 }
 
@@ -131,27 +112,14 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
         TESSERA_API_KEY_ID: tessera.project.api_key_id,
         APP_ORIGIN: origin,
       };
-      const next = join(dir, 'node_modules', 'next', 'dist', 'bin', 'next');
-      const built = await run(process.execPath, [next, 'build'], { cwd: dir, env, timeout: 600_000 }).catch(
-        (error: { stdout?: string; stderr?: string }) => {
-          throw new Error(`next build failed:\n${error.stdout}\n${error.stderr}`);
-        },
-      );
+      const built = await nextBuild(dir, env);
       const buildLog = `${built.stdout}\n${built.stderr}`;
       assert.match(buildLog, new RegExp(`Next\\.js ${major}\\.`), 'the intended Next major was built');
       assert.doesNotMatch(buildLog, /Date\.now\(\)|prerender(ing)? error|Error occurred prerendering/i);
       assert.match(buildLog, major === '15' ? /Middleware/ : /Proxy/);
 
-      const server = spawn(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], {
-        cwd: dir,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let serverLog = '';
-      server.stdout!.on('data', (chunk: Buffer) => (serverLog += chunk));
-      server.stderr!.on('data', (chunk: Buffer) => (serverLog += chunk));
-      t.after(() => stop(server));
-      await waitForHttp(`http://127.0.0.1:${port}`, server, () => serverLog);
+      const server = await startNext(dir, 'start', port, env);
+      t.after(() => server.stop());
 
       const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
       t.after(() => context.close());
@@ -161,8 +129,8 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
       page.on('request', (r) => !r.url().startsWith(origin) && failures.push(`off-origin ${r.url()}`));
       await signInAndOut(page, context, origin, major, dir);
       assert.deepEqual(failures, []);
-      assert.doesNotMatch(serverLog, /Date\.now\(\)|Error:|node:crypto|Failed to load/, serverLog);
-      await stop(server);
+      assert.doesNotMatch(server.log(), /Date\.now\(\)|Error:|node:crypto|Failed to load/, server.log());
+      await server.stop();
       if (readFileSync(join(dir, 'next.config.ts'), 'utf8').includes('cacheComponents: true')) {
         await devRendersAtRequestTime(dir, env);
       }
@@ -178,17 +146,8 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
   async function devRendersAtRequestTime(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
-    const next = join(dir, 'node_modules', 'next', 'dist', 'bin', 'next');
-    const dev = spawn(process.execPath, [next, 'dev', '-H', '127.0.0.1', '-p', String(port)], {
-      cwd: dir,
-      env: { ...env, NODE_ENV: 'development', APP_ORIGIN: origin },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let log = '';
-    dev.stdout!.on('data', (chunk: Buffer) => (log += chunk));
-    dev.stderr!.on('data', (chunk: Buffer) => (log += chunk));
+    const dev = await startNext(dir, 'dev', port, { ...env, NODE_ENV: 'development', APP_ORIGIN: origin });
     try {
-      await waitForHttp(origin, dev, () => log);
       const identifier = 'next-dev@example.com';
       const { access_token } = await tessera.signIn(identifier);
       const headers = { cookie: `__Host-tessera-access=${access_token}` };
@@ -203,9 +162,9 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
       }
       // The check runs beside the render: give its output the time to reach the log.
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      assert.doesNotMatch(log, /Date\.now\(\)|unstable value|Error:/, log);
+      assert.doesNotMatch(dev.log(), /Date\.now\(\)|unstable value|Error:/, dev.log());
     } finally {
-      await stop(dev);
+      await dev.stop();
     }
   }
 
@@ -290,25 +249,3 @@ describe('examples/next in headless Chromium', { skip: why && !required ? why : 
     assert.ok(width <= 360, `${name}: the page is ${width} px wide at 360 px`);
   }
 });
-
-async function waitForHttp(origin: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}:\n${log()}`);
-    const up = await fetch(`${origin}/`, { redirect: 'manual' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`next start did not answer within 60 s:\n${log()}`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}

@@ -4,7 +4,11 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
+import {
+  addVirtualAuthenticator,
+  CHROMIUM,
+  launchChromium,
+} from '../../../packages/server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../packages/server/test/helpers/harness.js';
 import { createApi } from '../../express-api/src/api.js';
 
@@ -179,18 +183,9 @@ describe('demo app in headless Chromium', {
     context = await browser.newContext();
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
     // Automation resolves a conditional (autofill) request at once with a stored passkey, as if
     // the user had picked it: the passkey test relies on that.
-    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-      },
-    }));
+    authenticatorId = await addVirtualAuthenticator(cdp);
     clearPasskeys = () => cdp.send('WebAuthn.clearCredentials', { authenticatorId }).then(() => {});
     await page.goto(`${origin}/demo/`);
   });

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../../../server/test/helpers/chromium.js';
+import {
+  addVirtualAuthenticator,
+  axeSource,
+  launchChromium,
+  runAxe,
+} from '../../../server/test/helpers/chromium.js';
 import {
   freePort,
   RELAXED_LIMITS,
@@ -16,7 +20,6 @@ import {
 const ROOT = new URL('../../../../', import.meta.url).pathname;
 /** Screenshots of every page, at 1280 and 360 px. */
 export const ARTEFACTS = join(ROOT, 'test-artifacts', 'console');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Bundles the console from the workspace sources into the server's dist/console (npm run build does it too). */
 export function bundleConsole(): void {
@@ -78,16 +81,7 @@ export async function startConsole(options: StartOptions = {}): Promise<ConsoleH
           problems.push(`CSP: ${message.text()}`);
       });
       const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-        },
-      });
+      const authenticatorId = await addVirtualAuthenticator(cdp);
       await page.goto(`${origin}${path}`);
       return {
         context,
@@ -112,22 +106,8 @@ export async function startConsole(options: StartOptions = {}): Promise<ConsoleH
  * debugging protocol, so the page's CSP stays as served (a violation would show in `problems`).
  */
 export async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(): Promise<{
-            violations: Array<{ id: string; help: string; nodes: Array<{ target: unknown }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations.map(
-      (v) => `${v.id}: ${v.help} (${JSON.stringify(v.nodes.map((n) => n.target))})`,
-    );
-  });
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axeSource());
+  return runAxe(page);
 }
 
 /**

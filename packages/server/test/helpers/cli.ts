@@ -162,3 +162,23 @@ export async function cliDatabase(
     },
   };
 }
+
+/**
+ * Runs `body` against a fresh SQLite database of its own (removed afterwards): `env` for `run`, and
+ * `json`, which runs `tessera <args> --json`, asserts it exits 0 and parses what it printed.
+ */
+export async function withCliDatabase<T>(
+  body: (cli: { env: Record<string, string>; json(args: string[]): Promise<T> }) => Promise<void>,
+): Promise<void> {
+  const { env, cleanup } = await cliDatabase('sqlite');
+  const json = async (args: string[]) => {
+    const result = await run([...args, '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as T;
+  };
+  try {
+    await body({ env, json });
+  } finally {
+    await cleanup();
+  }
+}

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertOneLineError, run } from '../helpers/cli.js';
+import { assertOneLineError, run, withCliDatabase } from '../helpers/cli.js';
 import {
   assertProblem,
   authorizedClient,
@@ -153,18 +150,7 @@ eachDialect('sign-in branding reads are limited per address', (dialect) => {
 });
 
 test('CLI: projects update sets branding members one by one, shows them, and clears them', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-branding-'));
-  const env = {
-    TESSERA_DATA_DIR: dir,
-    TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}`,
-    TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
-  };
-  try {
-    const json = async (args: string[]) => {
-      const result = await run([...args, '--json'], env);
-      assert.equal(result.code, 0, result.stderr);
-      return JSON.parse(result.stdout) as { branding: unknown };
-    };
+  await withCliDatabase<{ branding: unknown }>(async ({ env, json }) => {
     await json(['projects', 'create', '--name', 'acme', '--origin', 'https://acme.example']);
     await json(['projects', 'update', 'acme', '--brand-name', 'Acme', '--primary-color', '#112233']);
     const updated = await json(['projects', 'update', 'acme', '--logo-url', 'https://acme.example/logo.png']);
@@ -184,7 +170,5 @@ test('CLI: projects update sets branding members one by one, shows them, and cle
       /branding\.primary_color must be a colour as #rrggbb/,
     );
     assert.equal((await json(['projects', 'update', 'acme', '--clear-branding'])).branding, null);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

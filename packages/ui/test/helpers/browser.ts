@@ -1,11 +1,16 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../../../server/test/helpers/chromium.js';
+import {
+  addVirtualAuthenticator,
+  axeSource,
+  CHROMIUM,
+  launchChromium,
+  runAxe,
+} from '../../../server/test/helpers/chromium.js';
 import { freePort, startServer, type TestServer } from '../../../server/test/helpers/harness.js';
 
 export { CHROMIUM } from '../../../server/test/helpers/chromium.js';
@@ -19,7 +24,6 @@ if (skipBrowser) console.log(`# browser tests skipped: ${skipBrowser} (apt-get i
 export const ARTEFACTS = join(process.cwd(), 'test-artifacts', 'ui');
 /** The screenshots of the React components' tests (`packages/react/test`). */
 export const REACT_ARTEFACTS = join(process.cwd(), 'test-artifacts', 'react');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Bundles a test page's script from TypeScript, as an app's bundler would. */
 export async function bundle(entry: string, jsx = false): Promise<string> {
@@ -125,7 +129,7 @@ export async function startUiHarness(
           response.writeHead(500).end(error.message);
         },
       );
-    } else if (url.pathname === '/axe.js') send('text/javascript', AXE);
+    } else if (url.pathname === '/axe.js') send('text/javascript', axeSource());
     else if (url.pathname === '/logo.svg') send('image/svg+xml', LOGO);
     else if (url.pathname === '/')
       send('text/html; charset=utf-8', pageHtml(url, apiKeyId, server.url, 'page.js'));
@@ -159,16 +163,7 @@ export async function startUiHarness(
       await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
       let authenticator: OpenPage['authenticator'];
       if (options.authenticator) {
-        await cdp.send('WebAuthn.enable');
-        const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-          options: {
-            protocol: 'ctap2',
-            transport: 'internal',
-            hasResidentKey: true,
-            hasUserVerification: true,
-            isUserVerified: true,
-          },
-        });
+        const authenticatorId = await addVirtualAuthenticator(cdp);
         authenticator = {
           id: authenticatorId,
           send: (method, params = {}) =>
@@ -214,22 +209,7 @@ export async function settled(page: Page): Promise<void> {
 export async function axeViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ url: '/axe.js' });
   await settled(page);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(): Promise<{
-            violations: Array<{ id: string; help: string; nodes: Array<{ target: unknown }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations.map(
-      (v) => `${v.id}: ${v.help} (${JSON.stringify(v.nodes.map((n) => n.target))})`,
-    );
-  });
-  return violations;
+  return runAxe(page);
 }
 
 /** The focused element's id inside the element's shadow root ('' when focus is elsewhere). */

@@ -8,14 +8,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { publicOnlyLookup } from '../../../src/net/address-policy.js';
-import { run } from '../../helpers/cli.js';
+import { run, withCliDatabase } from '../../helpers/cli.js';
 import {
   basicAuth,
   eachDialect,
@@ -481,18 +478,7 @@ eachDialect('Client ID Metadata Documents: SSRF (private addresses refused, as i
 });
 
 test('CLI: projects update --client-id-metadata-documents / --no-…, shown by projects show', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-cimd-'));
-  const env = {
-    TESSERA_DATA_DIR: dir,
-    TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}`,
-    TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
-  };
-  try {
-    const json = async (args: string[]) => {
-      const result = await run([...args, '--json'], env);
-      assert.equal(result.code, 0, result.stderr);
-      return JSON.parse(result.stdout) as { client_id_metadata_documents: boolean };
-    };
+  await withCliDatabase<{ client_id_metadata_documents: boolean }>(async ({ env, json }) => {
     await json(['projects', 'create', '--name', 'mcp', '--origin', 'https://mcp.example']);
     assert.equal((await json(['projects', 'show', 'mcp'])).client_id_metadata_documents, false);
     const on = await json(['projects', 'update', 'mcp', '--client-id-metadata-documents']);
@@ -500,7 +486,5 @@ test('CLI: projects update --client-id-metadata-documents / --no-…, shown by p
     assert.match((await run(['projects', 'show', 'mcp'], env)).stdout, /metadata documents: {2}yes/);
     const off = await json(['projects', 'update', 'mcp', '--no-client-id-metadata-documents']);
     assert.equal(off.client_id_metadata_documents, false);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { run } from '../../helpers/cli.js';
+import { run, withCliDatabase } from '../../helpers/cli.js';
 import {
   basicAuth,
   eachDialect,
@@ -258,18 +255,7 @@ eachDialect('Dynamic Client Registration (RFC 7591), per project, off by default
 });
 
 test('CLI: projects update --open-registration / --no-open-registration, shown by projects show', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-dcr-'));
-  const env = {
-    TESSERA_DATA_DIR: dir,
-    TESSERA_DATABASE_URL: `sqlite:${join(dir, 'tessera.db')}`,
-    TESSERA_MASTER_KEY: randomBytes(32).toString('base64'),
-  };
-  try {
-    const json = async (args: string[]) => {
-      const result = await run([...args, '--json'], env);
-      assert.equal(result.code, 0, result.stderr);
-      return JSON.parse(result.stdout) as { open_registration: boolean };
-    };
+  await withCliDatabase<{ open_registration: boolean }>(async ({ env, json }) => {
     await json(['projects', 'create', '--name', 'mcp', '--origin', 'https://mcp.example']);
     const opened = await json(['projects', 'update', 'mcp', '--open-registration']);
     assert.equal(opened.open_registration, true);
@@ -278,7 +264,5 @@ test('CLI: projects update --open-registration / --no-open-registration, shown b
       (await json(['projects', 'update', 'mcp', '--no-open-registration'])).open_registration,
       false,
     );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
