@@ -194,6 +194,9 @@ async function ensureDemoProject(config: Readonly<Config>, runtime: Runtime): Pr
       ...(devDelivery
         ? [`  Demo page:      ${config.issuer}/demo/`, `  Sign-in codes:  ${config.issuer}/dev/outbox`]
         : ['  Sign-in codes:  sent by e-mail and SMS (live delivery)']),
+      ...(config.console
+        ? [`  Console:        ${config.issuer}/console (first: tessera console grant <your e-mail> operator)`]
+        : []),
       'Demo project:',
       ...lines,
       '',

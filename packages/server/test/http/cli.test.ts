@@ -197,6 +197,13 @@ describe('tessera CLI', () => {
       });
       assert.match(output.stdout, /Tessera is running in development mode\./);
       assert.ok(output.stdout.includes(`Issuer:         http://localhost:${port}`), output.stdout);
+      // The console is on in development, and the banner says how to get in.
+      assert.ok(
+        output.stdout.includes(
+          `Console:        http://localhost:${port}/console (first: tessera console grant <your e-mail> operator)`,
+        ),
+        output.stdout,
+      );
       const apiKeyId = /API key id: +(pk_\S+)/.exec(output.stdout)?.[1];
       assert.ok(apiKeyId, output.stdout);
       assert.match(output.stdout, /API key secret: sk_\S+ {3}\(shown once; store it now\)/);
