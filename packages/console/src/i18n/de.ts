@@ -111,9 +111,10 @@ export const de: Messages = {
   lastMonth: 'Letzte 30 Tage',
   totals: 'Summen des Zeitraums',
   signIns: 'Anmeldungen',
-  failures: 'Fehlgeschlagene Anmeldungen',
+  // Soft hyphens: at 360 px these words are wider than their box on the overview.
+  failures: 'Fehl\u00adgeschlagene Anmeldungen',
   otpSends: 'Gesendete Codes',
-  reuseDetections: 'Wiederverwendete Refresh-Tokens',
+  reuseDetections: 'Wieder\u00adverwendete Refresh-Tokens',
   chartSignIns: 'Anmeldungen nach Methode',
   chartFailures: 'Fehlgeschlagene Anmeldungen',
   chartOtp: 'Gesendete Einmalcodes',
