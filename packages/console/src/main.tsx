@@ -2,7 +2,7 @@ import './styles.css';
 import { createTesseraClient } from '@tessera/client';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.js';
-import { t } from './i18n/index.js';
+import { locale, t } from './i18n/index.js';
 import { BASE } from './router.js';
 
 /** What the server tells the console about itself: the console project and the issuer. */
@@ -11,6 +11,8 @@ interface ConsoleConfig {
   issuer: string;
 }
 
+// The page's language is the one its texts are in (index.html says en until the script runs).
+document.documentElement.lang = locale;
 const mount = document.getElementById('root')!;
 const root = createRoot(mount);
 try {

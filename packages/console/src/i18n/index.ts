@@ -1,11 +1,13 @@
 import { format, pickLocale } from '@tessera/ui';
+import { de } from './de.js';
 import { en } from './en.js';
+import { fr } from './fr.js';
 
 /** Every text of the console; English is the reference the other languages follow. */
 export type Messages = typeof en;
 
 /** The console's languages, chosen as `<tessera-sign-in>` chooses its own (`pickLocale`). */
-export const CONSOLE_LOCALES: Readonly<Record<string, Messages>> = { en };
+export const CONSOLE_LOCALES: Readonly<Record<string, Messages>> = { en, fr, de };
 
 /** The language of the page: the first of the browser's the console has, else English. */
 export const locale: string = pickLocale(

@@ -4,7 +4,7 @@ import { createElement, type ReactNode, useEffect, useId, useMemo, useRef, useSt
 import type { Branding, Project } from '../api/types.js';
 import { ActionButton, errorText, Field, Loaded, PageTitle, useResource } from '../components/ui.js';
 import { useConsole, useProject } from '../context.js';
-import { fill, t } from '../i18n/index.js';
+import { fill, locale, t } from '../i18n/index.js';
 import { TemplatesEditor } from './templates.js';
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
@@ -57,6 +57,7 @@ function Preview(props: {
         autofill: 'off',
         offers: 'none',
         storage: 'memory',
+        locale,
       })}
     </div>
   );

@@ -1,7 +1,7 @@
 import type { TesseraClient } from '@tessera/client';
 import { SignIn } from '@tessera/react';
 import { type ReactNode, useEffect, useRef, useState } from 'react';
-import { fill, t } from '../i18n/index.js';
+import { fill, locale, t } from '../i18n/index.js';
 
 /**
  * The console's sign-in: `<tessera-sign-in>` for the built-in console project (passkey, or a code
@@ -17,7 +17,7 @@ export function SignInPage(props: { client: TesseraClient }): ReactNode {
     <main className="center">
       <h1 ref={heading}>{t.signInTitle}</h1>
       <p className="muted">{t.signInText}</p>
-      <SignIn client={props.client} offers={false} />
+      <SignIn client={props.client} offers={false} locale={locale} />
     </main>
   );
 }

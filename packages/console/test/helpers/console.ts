@@ -38,8 +38,11 @@ export interface ConsoleHarness {
   /** The console's origin: localhost (passkeys need a domain), the server's own port. */
   origin: string;
   browser: Browser;
-  /** A fresh browser context (own storage) with a virtual authenticator, at `path` of the console. */
-  open(path?: string, options?: { width?: number }): Promise<ConsolePage>;
+  /**
+   * A fresh browser context (own storage) with a virtual authenticator, at `path` of the console;
+   * `locale` is the browser's language (`de-DE`: navigator.languages and Accept-Language), default en-US.
+   */
+  open(path?: string, options?: { width?: number; locale?: string }): Promise<ConsolePage>;
   close(): Promise<void>;
 }
 
@@ -70,8 +73,8 @@ export async function startConsole(options: StartOptions = {}): Promise<ConsoleH
     server,
     origin,
     browser,
-    async open(path = '/console/', { width = 1280 } = {}) {
-      const context = await browser.newContext({ viewport: { width, height: 900 } });
+    async open(path = '/console/', { width = 1280, locale = 'en-US' } = {}) {
+      const context = await browser.newContext({ viewport: { width, height: 900 }, locale });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       const page = await context.newPage();
       const problems: string[] = [];
