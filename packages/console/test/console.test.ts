@@ -83,7 +83,7 @@ async function overflowing(page: Page): Promise<string[]> {
   await page.setViewportSize({ width: 360, height: 900 });
   await page.waitForTimeout(50);
   const found = await page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('body *')]
+    Array.from(document.querySelectorAll<HTMLElement>('body *'))
       .filter((e) => {
         if (getComputedStyle(e).display === 'inline' || e.clientWidth === 0) return false;
         // Inside (or itself) a box that scrolls or is visually hidden (a stacked table's head).

@@ -1,4 +1,4 @@
-import type { Messages } from './index.js';
+import type { Messages } from './en.js';
 
 /** German texts of the console, in the words `<tessera-sign-in>` uses (Passkey, vertrauenswürdiges Gerät). */
 export const de: Messages = {

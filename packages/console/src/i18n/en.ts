@@ -375,3 +375,6 @@ export const en = {
   deleteWebhookText: '{url} will receive no more events.',
   webhookDeleted: 'The endpoint is deleted.',
 };
+
+/** Every text of the console; English is the reference the other languages follow. */
+export type Messages = typeof en;

@@ -1,4 +1,4 @@
-import type { Messages } from './index.js';
+import type { Messages } from './en.js';
 
 /** French texts of the console, in the words `<tessera-sign-in>` uses (clé d’accès, appareil de confiance). */
 export const fr: Messages = {

@@ -1,10 +1,9 @@
 import { format, pickLocale } from '@tessera/ui';
 import { de } from './de.js';
-import { en } from './en.js';
+import { en, type Messages } from './en.js';
 import { fr } from './fr.js';
 
-/** Every text of the console; English is the reference the other languages follow. */
-export type Messages = typeof en;
+export type { Messages };
 
 /** The console's languages, chosen as `<tessera-sign-in>` chooses its own (`pickLocale`). */
 export const CONSOLE_LOCALES: Readonly<Record<string, Messages>> = { en, fr, de };
