@@ -240,7 +240,7 @@ export const de: Messages = {
   redirectUrisHint: 'Eine pro Zeile, exakt verglichen. http nur auf localhost.',
   redirectUrisRequired: 'Geben Sie mindestens eine Redirect-URI an.',
   editRedirectUris: 'Redirect-URIs bearbeiten',
-  editUrisOf: 'Redirect-URIs von {name} bearbeiten',
+  editUrisOf: 'Redirect-URIs bearbeiten: {name}',
   createClient: 'Client erstellen',
   clientCreated: 'Der Client {name} ist erstellt.',
   clientSaved: 'Die Redirect-URIs sind gespeichert.',
