@@ -1,5 +1,17 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
-import { count, t } from '../i18n/index.js';
+import { count, fill, t } from '../i18n/index.js';
+
+/** A legend's entry in the page's language, its total in bold. */
+function legendEntry(name: string, total: string): ReactNode {
+  const [before = '', after = ''] = t.legendEntry.split('{total}');
+  return (
+    <>
+      {fill(before, { name })}
+      <strong>{total}</strong>
+      {fill(after, { name })}
+    </>
+  );
+}
 
 /** One line (or set of bars) of a chart. */
 export interface Series {
@@ -117,7 +129,7 @@ export function Chart(props: {
         {series.map((s, i) => (
           <li key={s.name}>
             <span className={`swatch s${(i % 5) + 1}`} aria-hidden="true" />
-            {s.name}: <strong>{count(totals[i]!)}</strong>
+            {legendEntry(s.name, count(totals[i]!))}
           </li>
         ))}
       </ul>

@@ -44,6 +44,7 @@ export const de: Messages = {
   copy: 'Kopieren',
   copied: 'Kopiert',
   never: 'Nie',
+  legendEntry: '{name}: {total}',
   unknown: 'Unbekannt',
   unnamed: 'Ohne Namen',
   actions: 'Aktionen',

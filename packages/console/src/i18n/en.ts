@@ -45,6 +45,8 @@ export const en = {
   copy: 'Copy',
   copied: 'Copied',
   never: 'Never',
+  /** A chart legend's entry: a series and its total (shown in bold). */
+  legendEntry: '{name}: {total}',
   unknown: 'Unknown',
   unnamed: 'Unnamed',
   actions: 'Actions',

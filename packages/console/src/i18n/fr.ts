@@ -44,6 +44,7 @@ export const fr: Messages = {
   copy: 'Copier',
   copied: 'Copié',
   never: 'Jamais',
+  legendEntry: '{name}\u00a0: {total}',
   unknown: 'Inconnu',
   unnamed: 'Sans nom',
   actions: 'Actions',
