@@ -14,7 +14,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../helpers/harness.js';
-import { lowS } from '../../helpers/sign-in-methods.js';
+import { registerDevice } from '../../helpers/sign-in-methods.js';
 
 const OPERATOR_TOKEN = 'op_console_test_token_0123456789abcdef';
 
@@ -196,7 +196,11 @@ eachDialect('console API', (dialect) => {
     const rotate = await as('support', 'POST', `/v1/operator/projects/${A()}/rotate-secret`);
     assertProblem(rotate, 403, 'forbidden');
 
-    const device = await registerDevice(server, user);
+    const { deviceId: device } = await registerDevice(
+      server,
+      { email: '', userId: sub, bundle: user, project: server.project },
+      'Test phone',
+    );
     const removed = await as('support', 'DELETE', `/v1/users/${sub}/devices/${device}`, { project: A() });
     assert.equal(removed.status, 204, removed.text);
     const other = await server.signIn(uniqueEmail('support-case-2'));
@@ -541,30 +545,3 @@ eachDialect('console API', (dialect) => {
     assertProblem(refused, 409, 'conflict');
   });
 });
-
-/** Registers a trusted device for the user (as users.test.ts does); its device id. */
-async function registerDevice(server: TestServer, bundle: OAuthTokenBundle): Promise<string> {
-  const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
-    'sign',
-    'verify',
-  ]);
-  const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', keys.publicKey);
-  const authorization = `Bearer ${bundle.access_token}`;
-  const start = await server.request('POST', '/v1/devices/register/start', { headers: { authorization } });
-  assert.equal(start.status, 200, start.text);
-  const { challenge_id, nonce } = start.body;
-  const message = `tessera/v1/device-register\n${server.project.api_key_id}\n${challenge_id}\n${nonce}`;
-  const signature = lowS(
-    await crypto.subtle.sign(
-      { name: 'ECDSA', hash: 'SHA-256' },
-      keys.privateKey,
-      new TextEncoder().encode(message),
-    ),
-  ).toString('base64url');
-  const registered = await server.request('POST', '/v1/devices', {
-    body: { challenge_id, public_key: { kty, crv, x, y }, signature, name: 'Test phone' },
-    headers: { authorization },
-  });
-  assert.equal(registered.status, 201, registered.text);
-  return registered.body.device_id;
-}
