@@ -34,6 +34,7 @@ import { OtpService } from './modules/otp/otp.service.js';
 import { PinRepository } from './modules/pin/pin.repository.js';
 import { PinService } from './modules/pin/pin.service.js';
 import { PinLocks } from './modules/pin/pin-locks.js';
+import { serverSettings } from './modules/projects/project.js';
 import { ProjectsRepository } from './modules/projects/projects.repository.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { SessionRepository } from './modules/session/session.repository.js';
@@ -150,7 +151,7 @@ export function createContext(config: Readonly<Config>, deps: AppDeps): AppConte
   const now = deps.now ?? Date.now;
   const { db, keys, masterKey } = deps;
   const projectsRepository = new ProjectsRepository(db);
-  const projects = new ProjectsService(projectsRepository, now);
+  const projects = new ProjectsService(projectsRepository, now, serverSettings(config));
   const originRefusals = new OriginRefusals(now, new URL(config.issuer).origin);
   const users = new UsersRepository(db);
   // A batched statement that fails as a whole is retried item by item, which may all succeed: the

@@ -157,7 +157,7 @@ export interface paths {
         delete: operations["deleteProject"];
         options?: never;
         head?: never;
-        /** Change a project’s name, origins, relying-party id, policies, message templates or branding */
+        /** Change a project’s name, origins, relying-party id, policies, SMS countries, token lifetimes, message templates or branding */
         patch: operations["updateProject"];
         trace?: never;
     };
@@ -1359,24 +1359,48 @@ export interface operations {
                 content: {
                     "application/json": {
                         projects: {
+                            access_token_ttl: number | null;
                             api_key_id: string;
                             branding: {
-                                [key: string]: unknown;
+                                display_name?: string;
+                                logo_url?: string;
+                                primary_color?: string;
+                                primary_color_dark?: string;
                             } | null;
                             client_id_metadata_documents: boolean;
                             /** Format: date-time */
                             created_at: string;
                             device_requires_pin: boolean;
+                            id_token_ttl: number | null;
                             message_templates: {
-                                [key: string]: unknown;
+                                brand?: string;
+                                default_locale?: string;
+                                locales: {
+                                    [key: string]: {
+                                        email_html?: string;
+                                        email_subject?: string;
+                                        email_text?: string;
+                                        sms_text?: string;
+                                    };
+                                };
                             } | null;
                             name: string;
                             numeric_auth_time: boolean;
                             open_registration: boolean;
                             origins: string[];
                             project_id: string;
+                            refresh_token_ttl: number | null;
                             rp_id: string | null;
                             secret_rotated_at: string | null;
+                            /** @description What the project follows where it sets nothing (its null members), and the longest token lifetimes it may set */
+                            server: {
+                                access_token_ttl: number;
+                                id_token_ttl: number;
+                                refresh_token_ttl: number;
+                                sms_countries: string[];
+                                sms_enabled: boolean;
+                            };
+                            sms_countries: string[] | null;
                         }[];
                     };
                 };
@@ -1393,11 +1417,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The access token lifetime in seconds, at most the server's (`server` in the project); null: the server's */
+                    access_token_ttl?: number | null;
                     device_requires_pin?: boolean;
+                    /** @description The ID token lifetime in seconds, at most the server's (`server` in the project); null: the server's */
+                    id_token_ttl?: number | null;
                     name: string;
                     numeric_auth_time?: boolean;
                     origins?: string[];
+                    /** @description The refresh token lifetime of new sessions in seconds, at most the server's (`server` in the project); null: the server's */
+                    refresh_token_ttl?: number | null;
                     rp_id?: string;
+                    /** @description Countries SMS codes may go to ([]: none); null: the server’s TESSERA_SMS_COUNTRIES */
+                    sms_countries?: string[] | null;
                 };
             };
         };
@@ -1427,25 +1459,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        access_token_ttl: number | null;
                         api_key_id: string;
                         api_key_secret: string;
                         branding: {
-                            [key: string]: unknown;
+                            display_name?: string;
+                            logo_url?: string;
+                            primary_color?: string;
+                            primary_color_dark?: string;
                         } | null;
                         client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
+                        id_token_ttl: number | null;
                         message_templates: {
-                            [key: string]: unknown;
+                            brand?: string;
+                            default_locale?: string;
+                            locales: {
+                                [key: string]: {
+                                    email_html?: string;
+                                    email_subject?: string;
+                                    email_text?: string;
+                                    sms_text?: string;
+                                };
+                            };
                         } | null;
                         name: string;
                         numeric_auth_time: boolean;
                         open_registration: boolean;
                         origins: string[];
                         project_id: string;
+                        refresh_token_ttl: number | null;
                         rp_id: string | null;
                         secret_rotated_at: string | null;
+                        /** @description What the project follows where it sets nothing (its null members), and the longest token lifetimes it may set */
+                        server: {
+                            access_token_ttl: number;
+                            id_token_ttl: number;
+                            refresh_token_ttl: number;
+                            sms_countries: string[];
+                            sms_enabled: boolean;
+                        };
+                        sms_countries: string[] | null;
                     };
                 };
             };
@@ -1487,24 +1543,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        access_token_ttl: number | null;
                         api_key_id: string;
                         branding: {
-                            [key: string]: unknown;
+                            display_name?: string;
+                            logo_url?: string;
+                            primary_color?: string;
+                            primary_color_dark?: string;
                         } | null;
                         client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
+                        id_token_ttl: number | null;
                         message_templates: {
-                            [key: string]: unknown;
+                            brand?: string;
+                            default_locale?: string;
+                            locales: {
+                                [key: string]: {
+                                    email_html?: string;
+                                    email_subject?: string;
+                                    email_text?: string;
+                                    sms_text?: string;
+                                };
+                            };
                         } | null;
                         name: string;
                         numeric_auth_time: boolean;
                         open_registration: boolean;
                         origins: string[];
                         project_id: string;
+                        refresh_token_ttl: number | null;
                         rp_id: string | null;
                         secret_rotated_at: string | null;
+                        /** @description What the project follows where it sets nothing (its null members), and the longest token lifetimes it may set */
+                        server: {
+                            access_token_ttl: number;
+                            id_token_ttl: number;
+                            refresh_token_ttl: number;
+                            sms_countries: string[];
+                            sms_enabled: boolean;
+                        };
+                        sms_countries: string[] | null;
                     };
                 };
             };
@@ -1560,6 +1640,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The access token lifetime in seconds, at most the server's (`server` in the project); null: the server's */
+                    access_token_ttl?: number | null;
                     add_origins?: string[];
                     branding?: ({
                         display_name?: string | null;
@@ -1571,6 +1653,8 @@ export interface operations {
                     }) | null;
                     client_id_metadata_documents?: boolean;
                     device_requires_pin?: boolean;
+                    /** @description The ID token lifetime in seconds, at most the server's (`server` in the project); null: the server's */
+                    id_token_ttl?: number | null;
                     message_templates?: {
                         [key: string]: unknown;
                     } | null;
@@ -1578,8 +1662,12 @@ export interface operations {
                     numeric_auth_time?: boolean;
                     open_registration?: boolean;
                     origins?: string[];
+                    /** @description The refresh token lifetime of new sessions in seconds, at most the server's (`server` in the project); null: the server's */
+                    refresh_token_ttl?: number | null;
                     remove_origins?: string[];
                     rp_id?: string;
+                    /** @description Countries SMS codes may go to ([]: none); null: the server’s TESSERA_SMS_COUNTRIES */
+                    sms_countries?: string[] | null;
                 };
             };
         };
@@ -1609,24 +1697,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        access_token_ttl: number | null;
                         api_key_id: string;
                         branding: {
-                            [key: string]: unknown;
+                            display_name?: string;
+                            logo_url?: string;
+                            primary_color?: string;
+                            primary_color_dark?: string;
                         } | null;
                         client_id_metadata_documents: boolean;
                         /** Format: date-time */
                         created_at: string;
                         device_requires_pin: boolean;
+                        id_token_ttl: number | null;
                         message_templates: {
-                            [key: string]: unknown;
+                            brand?: string;
+                            default_locale?: string;
+                            locales: {
+                                [key: string]: {
+                                    email_html?: string;
+                                    email_subject?: string;
+                                    email_text?: string;
+                                    sms_text?: string;
+                                };
+                            };
                         } | null;
                         name: string;
                         numeric_auth_time: boolean;
                         open_registration: boolean;
                         origins: string[];
                         project_id: string;
+                        refresh_token_ttl: number | null;
                         rp_id: string | null;
                         secret_rotated_at: string | null;
+                        /** @description What the project follows where it sets nothing (its null members), and the longest token lifetimes it may set */
+                        server: {
+                            access_token_ttl: number;
+                            id_token_ttl: number;
+                            refresh_token_ttl: number;
+                            sms_countries: string[];
+                            sms_enabled: boolean;
+                        };
+                        sms_countries: string[] | null;
                     };
                 };
             };

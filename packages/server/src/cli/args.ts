@@ -56,6 +56,20 @@ export const originArg = checked(normaliseOrigin);
 export const storedOriginArg = checked(originOf);
 export const rpIdArg = checked(normaliseRpId);
 
+/**
+ * `--access-token-ttl 900`: a token lifetime in seconds, or `server` to follow the server's
+ * TESSERA_*_TTL again (commander turns a parsed null into '', hence the word). The service checks
+ * the number against the server's, which is the longest allowed.
+ */
+export function lifetimeArg(raw: string): number | 'server' {
+  if (raw.trim() === 'server') return 'server';
+  return wholeNumber('the lifetime in seconds (or "server")', 1, 365 * 86_400)(raw);
+}
+
+/** A `lifetimeArg` as the projects service takes it: null for `server`. */
+export const lifetimeOf = (value: number | 'server' | undefined): number | null | undefined =>
+  value === 'server' ? null : value;
+
 /** `--sms-countries US,CA`: ISO country codes, `*` for all, '' for none. */
 export function smsCountriesArg(raw: string): string {
   const parsed = parseCountryList(raw);

@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Config } from '../config/index.js';
 import { MAX_TEMPLATES_BYTES } from '../modules/otp/delivery/templates/validate.js';
-import { type Project, projectView } from '../modules/projects/project.js';
+import { type Project, type ProjectView, serverSettings } from '../modules/projects/project.js';
 import { ProjectsRepository } from '../modules/projects/projects.repository.js';
 import { ProjectsService } from '../modules/projects/projects.service.js';
 import {
+  lifetimeArg,
+  lifetimeOf,
   nameArg,
   originArg,
   repeatable,
@@ -15,8 +18,10 @@ import {
 } from './args.js';
 import { auditLog, withRuntime } from './runtime.js';
 
-const service = (runtime: { db: ConstructorParameters<typeof ProjectsRepository>[0] }) =>
-  new ProjectsService(new ProjectsRepository(runtime.db));
+const service = (
+  runtime: { db: ConstructorParameters<typeof ProjectsRepository>[0] },
+  config: Readonly<Config>,
+) => new ProjectsService(new ProjectsRepository(runtime.db), Date.now, serverSettings(config));
 
 /** The project a `<project>` argument names: an API key id, else a name. */
 export async function resolve(projects: ProjectsService, ref: string): Promise<Project> {
@@ -29,9 +34,27 @@ export async function resolve(projects: ProjectsService, ref: string): Promise<P
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
 
+/** A lifetime in seconds as people read it: `900 s (15 min)`. */
+function duration(seconds: number): string {
+  const units: [number, string][] = [
+    [86_400, 'd'],
+    [3600, 'h'],
+    [60, 'min'],
+  ];
+  const unit = units.find(([size]) => seconds >= size && seconds % size === 0);
+  return unit ? `${seconds} s (${seconds / unit[0]} ${unit[1]})` : `${seconds} s`;
+}
+
+/** A project's own value, or the server's that it follows. */
+function ownOrServer<T>(own: T | null, server: T, show: (value: T) => string): string {
+  return own === null ? `${show(server)}, the server's` : show(own);
+}
+
+const countries = (list: readonly string[]) =>
+  list.length === 0 ? 'none (SMS off)' : list.includes('*') ? 'all' : list.join(' ');
+
 /** `projects show` without --json. */
-function describe(project: Project): string {
-  const view = projectView(project);
+function describe(project: Project, view: ProjectView): string {
   return [
     `project ${view.name}`,
     `  API key id:          ${view.api_key_id}`,
@@ -42,6 +65,10 @@ function describe(project: Project): string {
     `  device requires PIN: ${yesNo(view.device_requires_pin)}`,
     `  open registration:   ${yesNo(view.open_registration)}`,
     `  metadata documents:  ${yesNo(view.client_id_metadata_documents)}`,
+    `  SMS countries:       ${ownOrServer(view.sms_countries, view.server.sms_countries, countries)}`,
+    `  access token:        ${ownOrServer(view.access_token_ttl, view.server.access_token_ttl, duration)}`,
+    `  ID token:            ${ownOrServer(view.id_token_ttl, view.server.id_token_ttl, duration)}`,
+    `  refresh token:       ${ownOrServer(view.refresh_token_ttl, view.server.refresh_token_ttl, duration)}`,
     `  created:             ${view.created_at}`,
     `  secret rotated:      ${view.secret_rotated_at ?? 'never'}`,
     `  message templates:   ${templatesSummary(project)}`,
@@ -88,6 +115,10 @@ interface SettingsOptions {
   rpId?: string;
   numericAuthTime?: boolean;
   deviceRequiresPin?: boolean;
+  /** `server`: follow the server's lifetime. */
+  accessTokenTtl?: number | 'server';
+  idTokenTtl?: number | 'server';
+  refreshTokenTtl?: number | 'server';
   json?: boolean;
 }
 
@@ -111,16 +142,34 @@ export function projectCommands(program: Command): void {
       'countries SMS codes may go to, e.g. US,CA,GB ("*": all; default: TESSERA_SMS_COUNTRIES)',
       smsCountriesArg,
     )
+    .option(
+      '--access-token-ttl <seconds>',
+      'access token lifetime (default and longest: TESSERA_ACCESS_TOKEN_TTL)',
+      lifetimeArg,
+    )
+    .option(
+      '--id-token-ttl <seconds>',
+      'ID token lifetime (default and longest: TESSERA_ID_TOKEN_TTL)',
+      lifetimeArg,
+    )
+    .option(
+      '--refresh-token-ttl <seconds>',
+      'refresh token lifetime (default and longest: TESSERA_REFRESH_TOKEN_TTL)',
+      lifetimeArg,
+    )
     .option('--json', 'print {"api_key_id","api_key_secret"} as JSON')
     .action(async (opts: SettingsOptions & { name: string; origin?: string[]; smsCountries?: string }) => {
-      await withRuntime(async (runtime) => {
-        const created = await service(runtime).create({
+      await withRuntime(async (runtime, config) => {
+        const created = await service(runtime, config).create({
           name: opts.name,
           origins: opts.origin ?? [],
           rpId: opts.rpId,
           numericAuthTime: opts.numericAuthTime,
           deviceRequiresPin: opts.deviceRequiresPin,
           smsCountries: opts.smsCountries,
+          accessTokenTtl: lifetimeOf(opts.accessTokenTtl) ?? undefined,
+          idTokenTtl: lifetimeOf(opts.idTokenTtl) ?? undefined,
+          refreshTokenTtl: lifetimeOf(opts.refreshTokenTtl) ?? undefined,
         });
         if (opts.json) {
           console.log(
@@ -139,8 +188,8 @@ export function projectCommands(program: Command): void {
     .description('list projects')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      await withRuntime(async (runtime) => {
-        const list = (await service(runtime).list()).map((p) => ({
+      await withRuntime(async (runtime, config) => {
+        const list = (await service(runtime, config).list()).map((p) => ({
           name: p.name,
           api_key_id: p.api_key_id,
           origins: p.origins,
@@ -158,15 +207,19 @@ export function projectCommands(program: Command): void {
     .argument('<project>', 'API key id or project name')
     .option('--json', 'print JSON')
     .action(async (ref: string, opts: { json?: boolean }) => {
-      await withRuntime(async (runtime) => {
-        const project = await resolve(service(runtime), ref);
-        console.log(opts.json ? JSON.stringify(projectView(project), null, 2) : describe(project));
+      await withRuntime(async (runtime, config) => {
+        const projects = service(runtime, config);
+        const project = await resolve(projects, ref);
+        const view = projects.view(project);
+        console.log(opts.json ? JSON.stringify(view, null, 2) : describe(project, view));
       });
     });
 
   projects
     .command('update')
-    .description('change a project’s name, origins, relying-party id or policies')
+    .description(
+      'change a project’s name, origins, relying-party id, policies, SMS countries or token lifetimes',
+    )
     .argument('<project>', 'API key id or project name')
     .option('--name <name>', 'new name (unique)', nameArg)
     .option('--origin <url...>', 'replace the allowed origins with these (repeatable)', repeatable(originArg))
@@ -194,6 +247,27 @@ export function projectCommands(program: Command): void {
       'accept clients named by the https URL of their metadata document (the MCP way)',
     )
     .option('--no-client-id-metadata-documents', 'refuse client ids that are URLs (the default)')
+    .option(
+      '--sms-countries <codes>',
+      'countries SMS codes may go to, e.g. US,CA,GB ("*": all; "": none)',
+      smsCountriesArg,
+    )
+    .option('--server-sms-countries', 'follow the server’s TESSERA_SMS_COUNTRIES again')
+    .option(
+      '--access-token-ttl <seconds>',
+      'access token lifetime, at most TESSERA_ACCESS_TOKEN_TTL ("server": the server’s)',
+      lifetimeArg,
+    )
+    .option(
+      '--id-token-ttl <seconds>',
+      'ID token lifetime, at most TESSERA_ID_TOKEN_TTL ("server": the server’s)',
+      lifetimeArg,
+    )
+    .option(
+      '--refresh-token-ttl <seconds>',
+      'refresh token lifetime for new sessions, at most TESSERA_REFRESH_TOKEN_TTL ("server": the server’s)',
+      lifetimeArg,
+    )
     .option('--json', 'print the updated project as JSON')
     .action(
       async (
@@ -212,8 +286,12 @@ export function projectCommands(program: Command): void {
           clearBranding?: boolean;
           openRegistration?: boolean;
           clientIdMetadataDocuments?: boolean;
+          smsCountries?: string;
+          serverSmsCountries?: boolean;
         },
       ) => {
+        if (opts.smsCountries !== undefined && opts.serverSmsCountries)
+          throw new UsageError('give either --sms-countries or --server-sms-countries, not both');
         const brandingGiven = {
           ...(opts.brandName !== undefined && { display_name: opts.brandName }),
           ...(opts.logoUrl !== undefined && { logo_url: opts.logoUrl }),
@@ -230,8 +308,8 @@ export function projectCommands(program: Command): void {
           : opts.templateFile === undefined
             ? undefined
             : readTemplateFile(opts.templateFile);
-        await withRuntime(async (runtime) => {
-          const projects = service(runtime);
+        await withRuntime(async (runtime, config) => {
+          const projects = service(runtime, config);
           const project = await resolve(projects, ref);
           // The options given change those members; the others stay as they are.
           const branding = opts.clearBranding
@@ -251,10 +329,13 @@ export function projectCommands(program: Command): void {
             branding,
             openRegistration: opts.openRegistration,
             clientIdMetadataDocuments: opts.clientIdMetadataDocuments,
+            smsCountries: opts.serverSmsCountries ? null : opts.smsCountries,
+            accessTokenTtl: lifetimeOf(opts.accessTokenTtl),
+            idTokenTtl: lifetimeOf(opts.idTokenTtl),
+            refreshTokenTtl: lifetimeOf(opts.refreshTokenTtl),
           });
-          console.log(
-            opts.json ? JSON.stringify(projectView(updated), null, 2) : `updated ${describe(updated)}`,
-          );
+          const view = projects.view(updated);
+          console.log(opts.json ? JSON.stringify(view, null, 2) : `updated ${describe(updated, view)}`);
         });
       },
     );
@@ -266,8 +347,8 @@ export function projectCommands(program: Command): void {
     .option('--yes', 'confirm: the deletion cannot be undone')
     .option('--json', 'print JSON')
     .action(async (ref: string, opts: { yes?: boolean; json?: boolean }) => {
-      await withRuntime(async (runtime) => {
-        const projects = service(runtime);
+      await withRuntime(async (runtime, config) => {
+        const projects = service(runtime, config);
         const project = await resolve(projects, ref);
         if (!opts.yes) {
           throw new UsageError(
@@ -292,7 +373,7 @@ export function projectCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (ref: string, opts: { json?: boolean }) => {
       await withRuntime(async (runtime, config) => {
-        const projects = service(runtime);
+        const projects = service(runtime, config);
         const project = await resolve(projects, ref);
         const rotated = await projects.rotateSecret(project.api_key_id);
         const audit = auditLog(runtime, config);

@@ -209,6 +209,11 @@ function trustProxy(env: Env, name: string): false | number | string[] {
   return entries;
 }
 
+/** The specified token lifetimes in seconds (access and ID token 1 h, refresh token 30 days). */
+export const TOKEN_TTL_DEFAULTS = { access: 3600, id: 3600, refresh: 30 * 86_400 } as const;
+/** The shortest lifetimes the server, or a project, may set. */
+export const TOKEN_TTL_MIN = { access: 30, id: 30, refresh: 60 } as const;
+
 const MAX_RATE_LIMIT = 2_147_483_647;
 const MAX_RATE_WINDOW = 10 * 365 * 86_400;
 
@@ -595,7 +600,13 @@ function parseConfig(env: Env): Readonly<Config> {
       'TESSERA_DELIVERY=dev shows sign-in codes at /dev/outbox and is refused in production',
     );
   }
-  const accessTokenTtl = int(env, 'TESSERA_ACCESS_TOKEN_TTL', 3600, 30, 86400);
+  const accessTokenTtl = int(
+    env,
+    'TESSERA_ACCESS_TOKEN_TTL',
+    TOKEN_TTL_DEFAULTS.access,
+    TOKEN_TTL_MIN.access,
+    86400,
+  );
   const requestTimeout = int(env, 'TESSERA_HTTP_REQUEST_TIMEOUT', 30, 1, 600);
   const headersTimeout = int(env, 'TESSERA_HTTP_HEADERS_TIMEOUT', Math.min(10, requestTimeout), 1, 600);
   // Node refuses a headers timeout longer than the request timeout.
@@ -622,8 +633,14 @@ function parseConfig(env: Env): Readonly<Config> {
     sqliteCacheKiB: int(env, 'TESSERA_SQLITE_CACHE_MB', 4, 1, 1024) * 1024,
     bodyLimit: int(env, 'TESSERA_BODY_LIMIT', 16 * 1024, 1024, 1024 * 1024),
     accessTokenTtl,
-    idTokenTtl: int(env, 'TESSERA_ID_TOKEN_TTL', 3600, 30, 86400),
-    refreshTokenTtl: int(env, 'TESSERA_REFRESH_TOKEN_TTL', 30 * 86400, 60, 365 * 86400),
+    idTokenTtl: int(env, 'TESSERA_ID_TOKEN_TTL', TOKEN_TTL_DEFAULTS.id, TOKEN_TTL_MIN.id, 86400),
+    refreshTokenTtl: int(
+      env,
+      'TESSERA_REFRESH_TOKEN_TTL',
+      TOKEN_TTL_DEFAULTS.refresh,
+      TOKEN_TTL_MIN.refresh,
+      365 * 86400,
+    ),
     refreshGrace: int(env, 'TESSERA_REFRESH_GRACE', 30, 0, 120),
     clockLeeway: int(env, 'TESSERA_CLOCK_LEEWAY', 5, 0, 300),
     otp: {

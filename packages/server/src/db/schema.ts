@@ -27,6 +27,10 @@ export interface ProjectTable {
   oauth_cimd: Generated<number>;
   /** 1 = the built-in console project (issue 33), set only when the server creates it. */
   console: Generated<number>;
+  /** The project's token lifetimes in seconds; null = the server's (never longer: `lifetimesOf`). */
+  access_token_ttl: number | null;
+  id_token_ttl: number | null;
+  refresh_token_ttl: number | null;
   created_at: number;
   secret_rotated_at: number | null;
 }

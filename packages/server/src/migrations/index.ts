@@ -18,6 +18,7 @@ import * as m019 from './2026-11-29-019-oauth-flow.js';
 import * as m020 from './2026-11-29-020-client-registration.js';
 import * as m021 from './2026-11-29-021-console-members.js';
 import * as m022 from './2026-11-29-022-session-network.js';
+import * as m023 from './2026-11-29-023-project-token-lifetimes.js';
 
 /**
  * A migration and whether it is additive: a release that does not know it can still run correctly
@@ -50,6 +51,7 @@ export const migrations: MigrationSet = {
   '2026-11-29-020-client-registration': m020,
   '2026-11-29-021-console-members': m021,
   '2026-11-29-022-session-network': m022,
+  '2026-11-29-023-project-token-lifetimes': m023,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import { randomToken } from '../crypto/random.js';
 import type { Session, User } from '../db/schema.js';
 import type { KeyStore } from '../keys/key-store.js';
-import type { Project } from '../modules/projects/project.js';
+import { lifetimesOf, type Project } from '../modules/projects/project.js';
 import { clientUserIdOf } from '../modules/users/client-user-id.js';
 import { signJwt } from './jwt.js';
 
@@ -77,6 +77,7 @@ export class TokenService {
     const method = session.auth_method as AuthMethod;
     const custom = customClaims ?? (await this.claims.forUser(project.id, user.id));
     const key = this.keys.signingKey();
+    const lifetimes = lifetimesOf(project, this.config);
     const iat = Math.floor(this.now() / 1000);
     const clientUserId = clientUserIdOf(user);
     const accessToken = signJwt(
@@ -93,7 +94,7 @@ export class TokenService {
         // the token is of its own project (@tessera/verify's `resource` option).
         aud: session.resource ?? project.api_key_id,
         ...(session.resource ? { api_key_id: project.api_key_id } : {}),
-        exp: iat + this.config.accessTokenTtl,
+        exp: iat + lifetimes.access,
         iat,
         jti: randomToken(16),
         iss: this.config.issuer,
@@ -122,7 +123,7 @@ export class TokenService {
               ...(client.nonce !== undefined ? { nonce: client.nonce } : {}),
             }
           : {}),
-        exp: iat + this.config.idTokenTtl,
+        exp: iat + lifetimes.id,
         iat,
         jti: randomToken(16),
         iss: this.config.issuer,
@@ -133,7 +134,7 @@ export class TokenService {
       access_token: accessToken,
       id_token: idToken,
       refresh_token: refreshToken,
-      expires_in: this.config.accessTokenTtl,
+      expires_in: lifetimes.access,
       token_type: 'Bearer',
       auth_method: method,
     };

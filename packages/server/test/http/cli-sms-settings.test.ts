@@ -61,6 +61,49 @@ test('projects create --sms-countries stores the list; a bad code is refused', a
   }
 });
 
+test('projects update sets the SMS countries and token lifetimes, and show prints them', async () => {
+  const env = { TESSERA_ACCESS_TOKEN_TTL: '1800' };
+  const created = await run(['projects', 'create', '--name', 'life', '--access-token-ttl', '600'], env);
+  assert.equal(created.code, 0, created.stderr);
+  const updated = await run(
+    ['projects', 'update', 'life', '--sms-countries', 'gb,ie', '--id-token-ttl', '900', '--json'],
+    env,
+  );
+  assert.equal(updated.code, 0, updated.stderr);
+  const view = JSON.parse(updated.stdout);
+  assert.deepEqual(view.sms_countries, ['GB', 'IE']);
+  assert.equal(view.access_token_ttl, 600);
+  assert.equal(view.id_token_ttl, 900);
+  assert.equal(view.refresh_token_ttl, null);
+  assert.equal(view.server.access_token_ttl, 1800);
+
+  const shown = await run(['projects', 'show', 'life'], env);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /SMS countries: +GB IE\n/);
+  assert.match(shown.stdout, /access token: +600 s \(10 min\)\n/);
+  assert.match(shown.stdout, /refresh token: +2592000 s \(30 d\), the server's/);
+
+  // Past the server's lifetime: exit 2 naming the ceiling; nothing changed.
+  const tooLong = await run(['projects', 'update', 'life', '--access-token-ttl', '1801'], env);
+  assert.equal(tooLong.code, 2, tooLong.stderr);
+  assert.match(tooLong.stderr, /access_token_ttl .* from 30 to 1800 .*TESSERA_ACCESS_TOKEN_TTL/);
+  const both = await run(
+    ['projects', 'update', 'life', '--sms-countries', 'US', '--server-sms-countries'],
+    env,
+  );
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /either --sms-countries or --server-sms-countries/);
+
+  const reset = await run(
+    ['projects', 'update', 'life', '--server-sms-countries', '--access-token-ttl', 'server', '--json'],
+    env,
+  );
+  assert.equal(reset.code, 0, reset.stderr);
+  assert.equal(JSON.parse(reset.stdout).sms_countries, null);
+  assert.equal(JSON.parse(reset.stdout).access_token_ttl, null);
+  assert.equal(JSON.parse(reset.stdout).id_token_ttl, 900);
+});
+
 test('regression: serve with the development outbox on 0.0.0.0 exits 2 naming the variables', async () => {
   const refused = await run(['serve'], { TESSERA_ENV: 'development', TESSERA_HOST: '0.0.0.0' });
   assert.equal(refused.code, 2, refused.stderr);

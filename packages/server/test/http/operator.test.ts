@@ -127,19 +127,24 @@ eachDialect('operator API', (dialect) => {
       const { api_key_secret, ...view } = created.body;
       assert.match(api_key_secret, /^sk_/);
       assert.deepEqual(Object.keys(view).sort(), [
+        'access_token_ttl',
         'api_key_id',
         'branding',
         'client_id_metadata_documents',
         'created_at',
         'device_requires_pin',
+        'id_token_ttl',
         'message_templates',
         'name',
         'numeric_auth_time',
         'open_registration',
         'origins',
         'project_id',
+        'refresh_token_ttl',
         'rp_id',
         'secret_rotated_at',
+        'server',
+        'sms_countries',
       ]);
       assert.deepEqual(
         [view.name, view.origins, view.rp_id, view.numeric_auth_time, view.device_requires_pin],

@@ -11,7 +11,7 @@ import type { AuditEvent } from '../audit/events.js';
 import type { OAuthClient } from '../clients/client.js';
 import type { ClientsService } from '../clients/clients.service.js';
 import { isUrlClientId, MetadataDocumentError } from '../clients/metadata-document.js';
-import type { Project } from '../projects/project.js';
+import { lifetimesOf, type Project } from '../projects/project.js';
 import type { SessionRepository } from '../session/session.repository.js';
 import type { AuthorizeRepository, PendingRequest } from './authorize.repository.js';
 import {
@@ -438,7 +438,7 @@ export class AuthorizeService {
       device_id: null,
       passkey_id: null,
       created_at: now,
-      expires_at: now + this.deps.config.refreshTokenTtl * 1000,
+      expires_at: now + lifetimesOf(project, this.deps.config).refresh * 1000,
       last_refreshed_at: null,
       revoked_at: null,
       revoked_reason: null,

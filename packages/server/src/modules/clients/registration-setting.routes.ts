@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors.js';
-import { projectView } from '../projects/project.js';
+import type { Project } from '../projects/project.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
 const OPEN = 'Anyone may register an OAuth client (RFC 7591) at the project’s registration endpoint';
@@ -23,13 +23,10 @@ const SettingChange = Type.Object(
 );
 const tags = ['clients'];
 
-const settingOf = (project: Parameters<typeof projectView>[0]) => {
-  const view = projectView(project);
-  return {
-    open_registration: view.open_registration,
-    client_id_metadata_documents: view.client_id_metadata_documents,
-  };
-};
+const settingOf = (project: Project) => ({
+  open_registration: project.oauth_dcr === 1,
+  client_id_metadata_documents: project.oauth_cimd === 1,
+});
 
 /**
  * The integrator's switches of how unknown clients may come: open Dynamic Client Registration and

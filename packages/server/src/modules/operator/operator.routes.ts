@@ -3,15 +3,33 @@ import { Type } from '@sinclair/typebox';
 import { NoContent } from '../../http/openapi.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import { MAX_TEMPLATES_BYTES } from '../otp/delivery/templates/validate.js';
-import { BrandingBody } from '../projects/branding.routes.js';
-import { projectView } from '../projects/project.js';
+import { Branding, BrandingBody } from '../projects/branding.routes.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
 const Origins = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 100 });
+const SmsCountries = Type.Array(
+  Type.String({ pattern: '^(\\*|[A-Za-z]{2})$', description: 'ISO 3166-1 alpha-2 code, or * for all' }),
+  { maxItems: 300 },
+);
+/** A lifetime in seconds; the service checks it against the server's, the longest allowed. */
+const lifetime = (description: string) =>
+  Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 365 * 86_400 }), Type.Null()], {
+      description: `${description} in seconds, at most the server's (\`server\` in the project); null: the server's`,
+    }),
+  );
 const Settings = {
   rp_id: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
   numeric_auth_time: Type.Optional(Type.Boolean()),
   device_requires_pin: Type.Optional(Type.Boolean()),
+  sms_countries: Type.Optional(
+    Type.Union([SmsCountries, Type.Null()], {
+      description: 'Countries SMS codes may go to ([]: none); null: the server’s TESSERA_SMS_COUNTRIES',
+    }),
+  ),
+  access_token_ttl: lifetime('The access token lifetime'),
+  id_token_ttl: lifetime('The ID token lifetime'),
+  refresh_token_ttl: lifetime('The refresh token lifetime of new sessions'),
 };
 const CreateBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }), origins: Type.Optional(Origins), ...Settings },
@@ -39,6 +57,21 @@ const UpdateBody = Type.Object(
 );
 const Params = Type.Object({ api_key_id: Type.String({ minLength: 1, maxLength: 100 }) });
 
+const LocaleTemplates = Type.Object({
+  email_subject: Type.Optional(Type.String()),
+  email_text: Type.Optional(Type.String()),
+  email_html: Type.Optional(Type.String()),
+  sms_text: Type.Optional(Type.String()),
+});
+const MessageTemplates = Type.Object(
+  {
+    brand: Type.Optional(Type.String()),
+    default_locale: Type.Optional(Type.String()),
+    locales: Type.Record(Type.String(), LocaleTemplates),
+  },
+  { description: 'The project’s own OTP message texts (docs/OPERATIONS.md#message-templates)' },
+);
+
 const ProjectView = Type.Object({
   project_id: Type.String(),
   name: Type.String(),
@@ -49,10 +82,27 @@ const ProjectView = Type.Object({
   device_requires_pin: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   secret_rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  message_templates: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-  branding: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  message_templates: Type.Union([MessageTemplates, Type.Null()]),
+  branding: Type.Union([Branding, Type.Null()]),
   open_registration: Type.Boolean(),
   client_id_metadata_documents: Type.Boolean(),
+  sms_countries: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  access_token_ttl: Type.Union([Type.Integer(), Type.Null()]),
+  id_token_ttl: Type.Union([Type.Integer(), Type.Null()]),
+  refresh_token_ttl: Type.Union([Type.Integer(), Type.Null()]),
+  server: Type.Object(
+    {
+      sms_enabled: Type.Boolean(),
+      sms_countries: Type.Array(Type.String()),
+      access_token_ttl: Type.Integer(),
+      id_token_ttl: Type.Integer(),
+      refresh_token_ttl: Type.Integer(),
+    },
+    {
+      description:
+        'What the project follows where it sets nothing (its null members), and the longest token lifetimes it may set',
+    },
+  ),
 });
 const Credentials = Type.Object({ api_key_id: Type.String(), api_key_secret: Type.String() });
 const tags = ['operator'];
@@ -82,7 +132,9 @@ export function operatorRoutes(deps: {
         const session = request.consoleSession;
         const all = await projects.list();
         return {
-          projects: (session ? all.filter((project) => session.roles.has(project.id)) : all).map(projectView),
+          projects: (session ? all.filter((project) => session.roles.has(project.id)) : all).map((project) =>
+            projects.view(project),
+          ),
         };
       },
     );
@@ -106,13 +158,17 @@ export function operatorRoutes(deps: {
           rpId: body.rp_id,
           numericAuthTime: body.numeric_auth_time,
           deviceRequiresPin: body.device_requires_pin,
+          smsCountries: body.sms_countries ?? undefined,
+          accessTokenTtl: body.access_token_ttl ?? undefined,
+          idTokenTtl: body.id_token_ttl ?? undefined,
+          refreshTokenTtl: body.refresh_token_ttl ?? undefined,
         });
         const project = await projects.get(created.api_key_id);
         request.log.info(
           { api_key_id: project.api_key_id, name: project.name },
           'project created by operator',
         );
-        return reply.code(201).send({ ...projectView(project), api_key_secret: created.api_key_secret });
+        return reply.code(201).send({ ...projects.view(project), api_key_secret: created.api_key_secret });
       },
     );
 
@@ -127,7 +183,7 @@ export function operatorRoutes(deps: {
           response: { 200: ProjectView },
         },
       },
-      async (request) => projectView(await projects.get(request.params.api_key_id)),
+      async (request) => projects.view(await projects.get(request.params.api_key_id)),
     );
 
     app.patch(
@@ -139,7 +195,7 @@ export function operatorRoutes(deps: {
           tags,
           operationId: 'updateProject',
           summary:
-            'Change a project’s name, origins, relying-party id, policies, message templates or branding',
+            'Change a project’s name, origins, relying-party id, policies, SMS countries, token lifetimes, message templates or branding',
           params: Params,
           body: UpdateBody,
           response: { 200: ProjectView },
@@ -159,12 +215,16 @@ export function operatorRoutes(deps: {
           branding: body.branding,
           openRegistration: body.open_registration,
           clientIdMetadataDocuments: body.client_id_metadata_documents,
+          smsCountries: body.sms_countries,
+          accessTokenTtl: body.access_token_ttl,
+          idTokenTtl: body.id_token_ttl,
+          refreshTokenTtl: body.refresh_token_ttl,
         });
         request.log.info(
           { api_key_id: updated.api_key_id, fields: Object.keys(body) },
           'project updated by operator',
         );
-        return projectView(updated);
+        return projects.view(updated);
       },
     );
 

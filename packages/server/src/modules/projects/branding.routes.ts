@@ -23,7 +23,8 @@ export const BrandingBody = Type.Object(
   },
   { additionalProperties: true, maxProperties: 20 },
 );
-const Branding = Type.Object({
+/** A project's branding as stored (parseBranding keeps only these members). */
+export const Branding = Type.Object({
   display_name: Type.Optional(Type.String()),
   logo_url: Type.Optional(Type.String()),
   primary_color: Type.Optional(Type.String()),

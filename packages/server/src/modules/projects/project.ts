@@ -1,3 +1,4 @@
+import type { Config } from '../../config/index.js';
 import type { ProjectRow } from '../../db/schema.js';
 import type { MessageTemplates } from '../otp/delivery/templates/types.js';
 import type { ProjectBranding } from './branding.js';
@@ -34,6 +35,54 @@ export function originAllowed(project: Project, origin: string, hostedOrigin?: s
   return project.origins.includes(origin) || (hostedOrigin !== undefined && origin === hostedOrigin);
 }
 
+/**
+ * What a project follows where it sets nothing of its own: the server's configuration
+ * (TESSERA_SMS_COUNTRIES, TESSERA_*_TTL). The token lifetimes are also the longest a project may set.
+ */
+export interface ServerSettings {
+  /** Whether this server can send SMS codes at all (an SMS provider, or development delivery). */
+  sms_enabled: boolean;
+  sms_countries: string[];
+  access_token_ttl: number;
+  id_token_ttl: number;
+  refresh_token_ttl: number;
+}
+
+export function serverSettings(config: Readonly<Config>): ServerSettings {
+  return {
+    sms_enabled: config.delivery.mode === 'dev' || config.delivery.smsProvider !== undefined,
+    sms_countries: [...config.otpSending.smsCountries],
+    access_token_ttl: config.accessTokenTtl,
+    id_token_ttl: config.idTokenTtl,
+    refresh_token_ttl: config.refreshTokenTtl,
+  };
+}
+
+/** The lifetimes in seconds of the tokens minted for a project. */
+export interface TokenLifetimes {
+  access: number;
+  id: number;
+  refresh: number;
+}
+
+/**
+ * A project's token lifetimes: its own where it set them, the server's otherwise, and never longer
+ * than the server's (a server whose TESSERA_*_TTL was lowered since caps what projects had set).
+ * Revocations are kept, and retired signing keys published, for the server's lifetimes: no token
+ * may outlive them.
+ */
+export function lifetimesOf(
+  project: Pick<Project, 'access_token_ttl' | 'id_token_ttl' | 'refresh_token_ttl'>,
+  config: Pick<Config, 'accessTokenTtl' | 'idTokenTtl' | 'refreshTokenTtl'>,
+): TokenLifetimes {
+  const own = (value: number | null, server: number) => (value === null ? server : Math.min(value, server));
+  return {
+    access: own(project.access_token_ttl, config.accessTokenTtl),
+    id: own(project.id_token_ttl, config.idTokenTtl),
+    refresh: own(project.refresh_token_ttl, config.refreshTokenTtl),
+  };
+}
+
 /** A project as operators see it (CLI `--json`, operator API): never its secret or its hash. */
 export interface ProjectView {
   project_id: string;
@@ -53,9 +102,17 @@ export interface ProjectView {
   open_registration: boolean;
   /** A client may name itself by the HTTPS URL of its Client ID Metadata Document. */
   client_id_metadata_documents: boolean;
+  /** Countries SMS codes may go to (`*`: all); null: the server's (`server.sms_countries`). */
+  sms_countries: string[] | null;
+  /** The project's token lifetimes in seconds; null: the server's (`server`), the most it may set. */
+  access_token_ttl: number | null;
+  id_token_ttl: number | null;
+  refresh_token_ttl: number | null;
+  /** What the project follows where it sets nothing, and the longest lifetimes it may set. */
+  server: ServerSettings;
 }
 
-export function projectView(project: Project): ProjectView {
+export function projectView(project: Project, server: ServerSettings): ProjectView {
   return {
     project_id: project.id,
     name: project.name,
@@ -71,5 +128,10 @@ export function projectView(project: Project): ProjectView {
     branding: project.branding,
     open_registration: project.oauth_dcr === 1,
     client_id_metadata_documents: project.oauth_cimd === 1,
+    sms_countries: project.sms_countries === null ? null : [...project.sms_countries],
+    access_token_ttl: project.access_token_ttl,
+    id_token_ttl: project.id_token_ttl,
+    refresh_token_ttl: project.refresh_token_ttl,
+    server,
   };
 }

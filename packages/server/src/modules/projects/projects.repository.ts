@@ -15,6 +15,10 @@ export type ProjectUpdate = Partial<
     | 'branding'
     | 'oauth_dcr'
     | 'oauth_cimd'
+    | 'sms_countries'
+    | 'access_token_ttl'
+    | 'id_token_ttl'
+    | 'refresh_token_ttl'
   >
 >;
 
@@ -116,7 +120,7 @@ export class ProjectsRepository {
       if (!row) return undefined;
       const project = toProject(row);
       const fields = change(project);
-      const { origins, message_templates: templates, branding, ...rest } = fields;
+      const { origins, message_templates: templates, branding, sms_countries: countries, ...rest } = fields;
       await trx
         .updateTable('projects')
         .set({
@@ -124,6 +128,7 @@ export class ProjectsRepository {
           ...(origins ? { origins: JSON.stringify(origins) } : {}),
           ...(templates !== undefined ? { message_templates: templates && JSON.stringify(templates) } : {}),
           ...(branding !== undefined ? { branding: branding && JSON.stringify(branding) } : {}),
+          ...(countries !== undefined ? { sms_countries: countries && JSON.stringify(countries) } : {}),
         })
         .where('id', '=', project.id)
         .execute();

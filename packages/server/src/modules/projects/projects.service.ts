@@ -1,4 +1,5 @@
 import { ErrorCodes } from '@tessera/core';
+import { TOKEN_TTL_DEFAULTS, TOKEN_TTL_MIN } from '../../config/index.js';
 import { safeEqual, sha256 } from '../../crypto/hash.js';
 import { randomToken, randomUUID } from '../../crypto/random.js';
 import { Channels } from '../../db/channels.js';
@@ -7,7 +8,7 @@ import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
 import { parseCountryList } from '../otp/sms-countries.js';
 import { parseBranding } from './branding.js';
-import type { Project } from './project.js';
+import { type Project, type ProjectView, projectView, type ServerSettings } from './project.js';
 import { CACHE_MS, isWellFormedApiKeyId, ProjectCache } from './project-cache.js';
 import {
   checkRpIdHasOrigins,
@@ -39,8 +40,12 @@ export interface CreateProjectInput {
   numericAuthTime?: boolean;
   /** Require the PIN on every device sign-in (TRUSTED DEVICE alone is refused). */
   deviceRequiresPin?: boolean;
-  /** Countries SMS codes may go to, e.g. `US,CA` (`*`: all); unset follows TESSERA_SMS_COUNTRIES. */
-  smsCountries?: string;
+  /** Countries SMS codes may go to, e.g. `US,CA` or `['US','CA']` (`*`: all); unset follows TESSERA_SMS_COUNTRIES. */
+  smsCountries?: string | readonly string[];
+  /** Token lifetimes in seconds, at most the server's; unset follows TESSERA_*_TTL. */
+  accessTokenTtl?: number;
+  idTokenTtl?: number;
+  refreshTokenTtl?: number;
   /** The built-in console project (issue 33): set only by the server's console bootstrap. */
   console?: boolean;
 }
@@ -67,6 +72,38 @@ export interface ProjectChanges {
   openRegistration?: boolean;
   /** Client ID Metadata Documents: a client may name itself by the HTTPS URL of its metadata. */
   clientIdMetadataDocuments?: boolean;
+  /** Countries SMS codes may go to (`*`: all, none: SMS off); null returns to TESSERA_SMS_COUNTRIES. */
+  smsCountries?: string | readonly string[] | null;
+  /** Token lifetimes in seconds, at most the server's (`ServerSettings`); null returns to the server's. */
+  accessTokenTtl?: number | null;
+  idTokenTtl?: number | null;
+  refreshTokenTtl?: number | null;
+}
+
+/** The server's settings when none are given (tests, tools): the specified defaults. */
+const BUILT_IN_SERVER: ServerSettings = {
+  sms_enabled: false,
+  sms_countries: ['*'],
+  access_token_ttl: TOKEN_TTL_DEFAULTS.access,
+  id_token_ttl: TOKEN_TTL_DEFAULTS.id,
+  refresh_token_ttl: TOKEN_TTL_DEFAULTS.refresh,
+};
+
+const LIFETIMES = [
+  ['accessTokenTtl', 'access_token_ttl', TOKEN_TTL_MIN.access, 'TESSERA_ACCESS_TOKEN_TTL'],
+  ['idTokenTtl', 'id_token_ttl', TOKEN_TTL_MIN.id, 'TESSERA_ID_TOKEN_TTL'],
+  ['refreshTokenTtl', 'refresh_token_ttl', TOKEN_TTL_MIN.refresh, 'TESSERA_REFRESH_TOKEN_TTL'],
+] as const;
+
+/** A list of SMS countries as given (`US,CA` or `['US','CA']`), checked; 400 naming a wrong entry. */
+function smsCountriesOf(given: string | readonly string[]): readonly string[] {
+  const entries = typeof given === 'string' ? [given] : given;
+  const odd = entries.find((entry) => typeof entry !== 'string' || entry.includes(','));
+  if (odd !== undefined && typeof given !== 'string')
+    throw badRequest(`sms countries: give one country code an entry, not ${shown(String(odd))}`);
+  const parsed = parseCountryList(entries.join(','));
+  if ('error' in parsed) throw badRequest(`sms countries: ${parsed.error}`);
+  return parsed;
 }
 
 const projectNotFound = () =>
@@ -90,8 +127,35 @@ export class ProjectsService {
   constructor(
     private readonly repository: ProjectsRepository,
     private readonly now: () => number = Date.now,
+    /** What projects follow where they set nothing, and the longest lifetimes they may set. */
+    readonly server: ServerSettings = BUILT_IN_SERVER,
   ) {
     this.#cache = new ProjectCache(now);
+  }
+
+  /** A project as operators see it (operator API, console, CLI `--json`). */
+  view(project: Project): ProjectView {
+    return projectView(project, this.server);
+  }
+
+  /** The token lifetimes given (seconds), checked against the server's: 400 naming what is wrong. */
+  #lifetimes(
+    given: Partial<Record<(typeof LIFETIMES)[number][0], number | null>>,
+  ): Partial<Pick<Project, 'access_token_ttl' | 'id_token_ttl' | 'refresh_token_ttl'>> {
+    const out: {
+      -readonly [K in 'access_token_ttl' | 'id_token_ttl' | 'refresh_token_ttl']?: number | null;
+    } = {};
+    for (const [option, field, min, variable] of LIFETIMES) {
+      const value = given[option];
+      if (value === undefined) continue;
+      const max = this.server[field];
+      if (value !== null && (!Number.isInteger(value) || value < min || value > max))
+        throw badRequest(
+          `${field} must be a whole number of seconds from ${min} to ${max} (this server's ${variable} is the longest a project may set), or null for the server's`,
+        );
+      out[field] = value;
+    }
+    return out;
   }
 
   async create(input: CreateProjectInput): Promise<ProjectCredentials> {
@@ -100,8 +164,8 @@ export class ProjectsService {
     const rpId = input.rpId === undefined ? defaultRpId(origins) : normaliseRpId(input.rpId);
     checkRpIdHasOrigins(rpId, origins);
     checkRpIdServesOrigins(rpId, origins);
-    const smsCountries = input.smsCountries === undefined ? null : parseCountryList(input.smsCountries);
-    if (smsCountries && 'error' in smsCountries) throw badRequest(`sms countries: ${smsCountries.error}`);
+    const smsCountries = input.smsCountries === undefined ? null : smsCountriesOf(input.smsCountries);
+    const lifetimes = this.#lifetimes(input);
     const secret = `sk_${randomToken(32)}`;
     const project: Project = {
       id: randomUUID(),
@@ -118,6 +182,9 @@ export class ProjectsService {
       oauth_dcr: 0,
       oauth_cimd: 0,
       console: input.console ? 1 : 0,
+      access_token_ttl: lifetimes.access_token_ttl ?? null,
+      id_token_ttl: lifetimes.id_token_ttl ?? null,
+      refresh_token_ttl: lifetimes.refresh_token_ttl ?? null,
       created_at: this.now(),
       secret_rotated_at: null,
     };
@@ -186,6 +253,9 @@ export class ProjectsService {
     if (changes.openRegistration !== undefined) settings.oauth_dcr = changes.openRegistration ? 1 : 0;
     if (changes.clientIdMetadataDocuments !== undefined)
       settings.oauth_cimd = changes.clientIdMetadataDocuments ? 1 : 0;
+    if (changes.smsCountries !== undefined)
+      settings.sms_countries = changes.smsCountries === null ? null : smsCountriesOf(changes.smsCountries);
+    Object.assign(settings, this.#lifetimes(changes));
     const origins = {
       ...(replacing ? { set: unique((changes.origins ?? []).map(normaliseOrigin)) } : {}),
       add: (changes.addOrigins ?? []).map(normaliseOrigin),

@@ -12,7 +12,7 @@ import { looksLikeRefreshToken, newRefreshToken, parseRefreshToken } from '../..
 import { shapeForClient, type TokenService } from '../../tokens/token.service.js';
 import type { AuditLog } from '../audit/audit.service.js';
 import type { AuditEvent } from '../audit/events.js';
-import type { Project } from '../projects/project.js';
+import { lifetimesOf, type Project } from '../projects/project.js';
 import type { VerifyResult } from '../verify/verify.service.js';
 import type { RefreshTokenRow, SessionRepository } from './session.repository.js';
 
@@ -139,7 +139,7 @@ export class SessionService {
         device_id: binding.deviceId ?? null,
         passkey_id: binding.passkeyId ?? null,
         created_at: now,
-        expires_at: now + this.deps.config.refreshTokenTtl * 1000,
+        expires_at: now + lifetimesOf(project, this.deps.config).refresh * 1000,
         last_refreshed_at: null,
         revoked_at: null,
         revoked_reason: null,
