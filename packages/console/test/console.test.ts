@@ -360,19 +360,64 @@ describe('the console in a browser', { skip: chromiumSkip() }, () => {
     await checkPage(page, 'branding', problems);
   });
 
-  test('project settings save origins and the device-PIN policy', async () => {
+  test('project settings save origins, the device-PIN policy, SMS countries and token lifetimes', async () => {
     const { page } = op;
     await page.getByRole('link', { name: 'Project settings' }).click();
     await heading(page, 'Project settings').waitFor();
     const origins = page.getByLabel('Allowed origins');
     await origins.fill(`${await origins.inputValue()}\nhttps://shop.example.com`);
     await page.getByLabel('Trusted devices also need the PIN').check();
+    // The project follows the server's countries until told otherwise; the field is then editable.
+    const follow = page.getByLabel(/^Use the server’s countries: all$/);
+    assert.equal(await follow.isChecked(), true);
+    const countries = page.getByRole('textbox', { name: 'SMS countries' });
+    assert.equal(await countries.isDisabled(), true);
+    await follow.uncheck();
+    await countries.fill('gb, ie');
+    // Each lifetime says the server's, which is also the longest allowed.
+    await page.getByText('Empty: the server’s 3600 s, also the longest allowed.').first().waitFor();
+    await page.getByRole('textbox', { name: 'Access token' }).fill('900');
+    await page.getByRole('textbox', { name: 'Refresh token' }).fill('86400');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await toast(page, /settings are saved/);
     const project = await h.server.ctx.projects.get(h.server.project.api_key_id);
     assert.ok(project.origins.includes('https://shop.example.com'));
     assert.equal(project.device_requires_pin, 1);
+    assert.deepEqual(project.sms_countries, ['GB', 'IE']);
+    assert.equal(project.access_token_ttl, 900);
+    assert.equal(project.id_token_ttl, null);
+    assert.equal(project.refresh_token_ttl, 86_400);
+    // The next token is minted with the project's lifetime.
+    const next = await h.server.signIn('lifetime@example.com');
+    const { exp, iat } = decodeJwt(next.access_token);
+    assert.equal((exp ?? 0) - (iat ?? 0), 900);
+    // The form shows what was saved (it once showed the page's older copy, and a second save
+    // undid the first).
+    assert.equal(await page.getByRole('textbox', { name: 'Refresh token' }).inputValue(), '86400');
+    assert.equal(await countries.inputValue(), 'GB, IE');
+    assert.equal(await follow.isChecked(), false);
+    // Past the server's: the service's reason is shown, and nothing is saved.
+    await page.getByRole('textbox', { name: 'Access token' }).fill('3601');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /from 30 to 3600/ })
+      .waitFor();
+    assert.equal((await h.server.ctx.projects.get(h.server.project.api_key_id)).access_token_ttl, 900);
     await checkPage(page, 'settings', problems);
+    // Emptied: the server's again (the earlier toast may still show, so the project is watched).
+    await page.getByRole('textbox', { name: 'Access token' }).fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    for (let i = 0; ; i++) {
+      const saved = await h.server.ctx.projects.get(h.server.project.api_key_id);
+      if (saved.access_token_ttl === null) {
+        assert.equal(saved.refresh_token_ttl, 86_400);
+        assert.deepEqual(saved.sms_countries, ['GB', 'IE']);
+        break;
+      }
+      assert.ok(i < 100, 'the emptied lifetime was not saved within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   test('rotates the signing keys', async () => {

@@ -1,8 +1,10 @@
 import type {
   AuditEvent as AdminAuditEvent,
+  Branding as AdminBranding,
   Device as AdminDevice,
   OAuthClient as AdminOAuthClient,
   Passkey as AdminPasskey,
+  Project as AdminProject,
   Session as AdminSession,
   SigningKey as AdminSigningKey,
   Stats as AdminStats,
@@ -54,39 +56,15 @@ export interface UserDetail extends User {
 
 export type AuditEvent = AdminAuditEvent;
 
-export interface Project {
-  project_id: string;
-  name: string;
-  api_key_id: string;
-  origins: string[];
-  rp_id: string | null;
-  numeric_auth_time: boolean;
-  device_requires_pin: boolean;
-  created_at: string;
-  secret_rotated_at: string | null;
-  message_templates: MessageTemplates | null;
-  branding: Branding | null;
-  open_registration: boolean;
-  sms_countries?: string[];
-  access_token_ttl?: number | null;
-  id_token_ttl?: number | null;
-  refresh_token_ttl?: number | null;
-}
+export type Project = AdminProject;
 
-export interface Branding {
-  [name: string]: unknown;
-  display_name?: string | null;
-  logo_url?: string | null;
-  primary_color?: string | null;
-  primary_color_dark?: string | null;
-}
+/** A project's branding as stored (the editor sends only the members it sets). */
+export type Branding = AdminBranding;
 
-export type TemplateField = 'email_subject' | 'email_text' | 'email_html' | 'sms_text';
-export interface MessageTemplates {
-  brand?: string;
-  default_locale?: string;
-  locales: Record<string, Partial<Record<TemplateField, string>>>;
-}
+/** A project's own OTP message texts. */
+export type MessageTemplates = NonNullable<Project['message_templates']>;
+
+export type TemplateField = keyof MessageTemplates['locales'][string];
 
 export type OAuthClient = AdminOAuthClient;
 

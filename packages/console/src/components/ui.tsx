@@ -133,6 +133,8 @@ export interface Resource<T> {
   error: unknown;
   loading: boolean;
   reload(): void;
+  /** Shows `data` (what a write answered) at once, without loading again. */
+  replace(data: T): void;
 }
 
 /** Loads `load()` when `key` changes; a reload keeps the data shown until the new data arrives. */
@@ -159,7 +161,8 @@ export function useResource<T>(
     return () => controller.abort();
   }, [...key, generation]);
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  const replace = useCallback((data: T) => setState({ data, loading: false }), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload, replace };
 }
 
 /** Renders a resource: loading, its failure (with retry), or its data. */

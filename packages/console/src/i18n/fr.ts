@@ -318,7 +318,12 @@ export const fr: Messages = {
     'Le domaine auquel appartiennent les clés d’accès, par ex. example.com ; vide : pas de clés d’accès.',
   smsCountries: 'Pays pour les SMS',
   smsCountriesHint:
-    'Codes des pays où les codes par SMS peuvent être envoyés, séparés par des virgules (FR, DE) ; * pour tous ; vide : la valeur par défaut du serveur.',
+    'Codes des pays où les codes par SMS peuvent être envoyés, séparés par des virgules (FR, DE) ; * pour tous ; vide : aucun (codes par e-mail seulement).',
+  smsFollowServer: 'Utiliser les pays du serveur : {countries}',
+  allCountries: 'tous',
+  noCountries: 'aucun',
+  smsOff:
+    'Ce serveur n’envoie pas de codes par SMS (aucun fournisseur SMS n’est configuré) ; les pays s’appliqueront dès qu’il y en aura un.',
   policies: 'Règles',
   deviceRequiresPin: 'Les appareils de confiance exigent aussi le code PIN',
   numericAuthTime:
@@ -326,11 +331,12 @@ export const fr: Messages = {
   openRegistration:
     'Tout le monde peut enregistrer un client OAuth (enregistrement dynamique de clients ouvert)',
   tokenLifetimes: 'Durées de vie des jetons (secondes)',
-  tokenLifetimesHint: 'Vide : la valeur par défaut du serveur.',
+  tokenLifetimesHint:
+    'Une modification s’applique aux jetons émis à partir de maintenant ; celle du jeton d’actualisation, aux sessions ouvertes à partir de maintenant.',
+  lifetimeHint: 'Vide : les {seconds} s du serveur, qui sont aussi le maximum permis.',
   accessTokenTtl: 'Jeton d’accès',
   idTokenTtl: 'Jeton d’identité (ID token)',
   refreshTokenTtl: 'Jeton d’actualisation',
-  serverDefault: 'Valeur par défaut du serveur',
   lifetimeInvalid: 'Une durée de vie est un nombre entier de secondes.',
   saveSettings: 'Enregistrer les paramètres',
   settingsSaved: 'Les paramètres sont enregistrés.',

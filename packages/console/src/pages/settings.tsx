@@ -13,6 +13,10 @@ const list = (text: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+/** A list of SMS countries as people read it (`*`: all; none). */
+const countryList = (countries: readonly string[]): string =>
+  countries.includes('*') ? t.allCountries : countries.length === 0 ? t.noCountries : countries.join(', ');
+
 const LIFETIMES = [
   ['access_token_ttl', 'accessTokenTtl'],
   ['id_token_ttl', 'idTokenTtl'],
@@ -23,11 +27,13 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
   const { api, can, notify } = useConsole();
   const { project } = props;
   const editable = can('project.write');
+  const { server } = project;
   const [form, setForm] = useState({
     name: project.name,
     origins: project.origins.join('\n'),
     rp_id: project.rp_id ?? '',
-    sms_countries: (project.sms_countries ?? []).join(', '),
+    sms_follow_server: project.sms_countries === null,
+    sms_countries: (project.sms_countries ?? server.sms_countries).join(', '),
     device_requires_pin: project.device_requires_pin,
     numeric_auth_time: project.numeric_auth_time,
     open_registration: project.open_registration,
@@ -40,8 +46,6 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
     setForm((f) => ({ ...f, [name]: event.target.value }));
   const check = (name: keyof typeof form) => (event: { target: { checked: boolean } }) =>
     setForm((f) => ({ ...f, [name]: event.target.checked }));
-  const hasCountries = 'sms_countries' in project;
-  const hasLifetimes = LIFETIMES.some(([name]) => name in project);
   const save = async () => {
     setError('');
     const changes: Record<string, unknown> = {
@@ -52,9 +56,10 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
       open_registration: form.open_registration,
     };
     if (form.rp_id.trim()) changes.rp_id = form.rp_id.trim();
-    if (hasCountries) changes.sms_countries = list(form.sms_countries).map((c) => c.toUpperCase());
+    changes.sms_countries = form.sms_follow_server
+      ? null
+      : list(form.sms_countries).map((c) => c.toUpperCase());
     for (const [name] of LIFETIMES) {
-      if (!(name in project)) continue;
       const value = form[name].trim();
       if (value && !/^\d+$/.test(value)) return setError(t.lifetimeInvalid);
       changes[name] = value ? Number(value) : null;
@@ -104,19 +109,26 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
             />
           )}
         </Field>
-        {hasCountries && (
+        <fieldset>
+          <legend>{t.smsCountries}</legend>
+          {!server.sms_enabled && <p className="muted">{t.smsOff}</p>}
+          <label className="check">
+            <input type="checkbox" checked={form.sms_follow_server} onChange={check('sms_follow_server')} />
+            {fill(t.smsFollowServer, { countries: countryList(server.sms_countries) })}
+          </label>
           <Field label={t.smsCountries} hint={t.smsCountriesHint}>
             {({ id, describedBy }) => (
               <input
                 id={id}
                 value={form.sms_countries}
                 spellCheck={false}
+                disabled={form.sms_follow_server}
                 aria-describedby={describedBy}
                 onChange={text('sms_countries')}
               />
             )}
           </Field>
-        )}
+        </fieldset>
         <fieldset>
           <legend>{t.policies}</legend>
           <label className="check">
@@ -136,25 +148,24 @@ function SettingsForm(props: { project: Project; saved(project: Project): void }
             {t.openRegistration}
           </label>
         </fieldset>
-        {hasLifetimes && (
-          <fieldset>
-            <legend>{t.tokenLifetimes}</legend>
-            <p className="muted">{t.tokenLifetimesHint}</p>
-            {LIFETIMES.map(([name, label]) => (
-              <Field key={name} label={t[label]}>
-                {({ id }) => (
-                  <input
-                    id={id}
-                    inputMode="numeric"
-                    value={form[name]}
-                    onChange={text(name)}
-                    placeholder={t.serverDefault}
-                  />
-                )}
-              </Field>
-            ))}
-          </fieldset>
-        )}
+        <fieldset>
+          <legend>{t.tokenLifetimes}</legend>
+          <p className="muted">{t.tokenLifetimesHint}</p>
+          {LIFETIMES.map(([name, label]) => (
+            <Field key={name} label={t[label]} hint={fill(t.lifetimeHint, { seconds: server[name] })}>
+              {({ id, describedBy }) => (
+                <input
+                  id={id}
+                  inputMode="numeric"
+                  value={form[name]}
+                  aria-describedby={describedBy}
+                  onChange={text(name)}
+                  placeholder={String(server[name])}
+                />
+              )}
+            </Field>
+          ))}
+        </fieldset>
       </fieldset>
       {error && (
         <p className="notice error" role="alert">
@@ -215,9 +226,10 @@ export function SettingsPage(): ReactNode {
             <SettingsForm
               key={`${p.api_key_id}-${version}`}
               project={p}
-              saved={() => {
+              // The form starts again from what the service saved (not from the page's older copy).
+              saved={(updated) => {
+                project.replace(updated);
                 setVersion((v) => v + 1);
-                project.reload();
               }}
             />
           </>
