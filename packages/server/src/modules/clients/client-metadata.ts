@@ -128,10 +128,14 @@ function scopes(value: unknown): string[] {
   return list;
 }
 
+/** Whether a body is a JSON object (not null, an array or a scalar), as client metadata must be. */
+export function isMetadataObject(input: unknown): input is ClientMetadataInput {
+  return typeof input === 'object' && input !== null && !Array.isArray(input);
+}
+
 /** Checks RFC 7591 client metadata, naming the first field that is wrong (RFC 7591 §3.2.2). */
 export function checkClientMetadata(input: ClientMetadataInput): ClientMetadata {
-  if (typeof input !== 'object' || input === null)
-    throw invalid('body', 'a JSON object of client metadata is required');
+  if (!isMetadataObject(input)) throw invalid('body', 'a JSON object of client metadata is required');
   responseTypes(input.response_types);
   if (input.first_party !== undefined && typeof input.first_party !== 'boolean')
     throw invalid('first_party', 'must be true or false');

@@ -4,7 +4,12 @@ import { OAuthError } from '../../errors.js';
 import type { AuditEvent, ClientActor } from '../audit/events.js';
 import type { Project } from '../projects/project.js';
 import { type ClientInformation, clientInformation, type OAuthClient } from './client.js';
-import { type ClientMetadata, type ClientMetadataInput, checkClientMetadata } from './client-metadata.js';
+import {
+  type ClientMetadata,
+  type ClientMetadataInput,
+  checkClientMetadata,
+  isMetadataObject,
+} from './client-metadata.js';
 import type { ClientsRepository } from './clients.repository.js';
 import { isUrlClientId, MetadataDocumentError } from './metadata-document.js';
 import type { MetadataDocuments } from './metadata-documents.js';
@@ -83,7 +88,7 @@ export class ClientsService {
    */
   async registerOpen(project: Project, input: ClientMetadataInput): Promise<ClientInformation> {
     if (project.oauth_dcr !== 1) throw registrationClosed();
-    if (typeof input === 'object' && input !== null && input.first_party !== undefined)
+    if (isMetadataObject(input) && input.first_party !== undefined)
       throw new OAuthError(
         400,
         'invalid_client_metadata',
@@ -154,10 +159,11 @@ export class ClientsService {
     by: ClientActor,
   ): Promise<ClientInformation> {
     const current = await this.#own(project, clientId);
+    // Checked before its members are read: a body of `null` or `[]` is no metadata.
+    const metadata = checkClientMetadata(input);
     const sent = input as ClientMetadataInput & { client_id?: unknown };
     if (sent.client_id !== undefined && sent.client_id !== clientId)
       throw new OAuthError(400, 'invalid_client_metadata', 'client_id: must be the client being updated');
-    const metadata = checkClientMetadata(input);
     const publicNow = metadata.token_endpoint_auth_method === 'none';
     const secret =
       !publicNow && current.secret_hash === null ? `${SECRET_PREFIX}${randomToken(32)}` : undefined;

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { RateLimit } from '../../config/index.js';
 import { OAuthError } from '../../errors.js';
 import type { Project } from '../projects/project.js';
-import type { ClientMetadataInput } from './client-metadata.js';
+import { type ClientMetadataInput, isMetadataObject } from './client-metadata.js';
 import { ClientInformationSchema, ClientMetadataBody } from './clients.schemas.js';
 import { type ClientsService, registrationClosed } from './clients.service.js';
 
@@ -56,7 +56,7 @@ export function registrationRoutes(deps: {
             { 'retry-after': String(limit.retryAfter) },
           );
         const body = request.body as ClientMetadataInput;
-        if (body === null || typeof body !== 'object' || Array.isArray(body))
+        if (!isMetadataObject(body))
           throw new OAuthError(
             400,
             'invalid_client_metadata',
