@@ -277,6 +277,11 @@ async function fuzzRoutes(
     known: Known;
     profiles: Record<string, Record<string, string>>;
     send: Send;
+    /**
+     * The operator API names the value it refuses (docs/API.md, "Errors": the operator sent it),
+     * so only the request's headers must not be quoted.
+     */
+    namesRefusedValues?: boolean;
   },
 ): Promise<void> {
   const { runs, known, profiles, send } = options;
@@ -300,7 +305,7 @@ async function fuzzRoutes(
         sent++;
         const headers = typeof credentials === 'string' ? profiles[credentials]! : credentials;
         const answer = await send(route.method, `${path}${query}`, headers, body ?? undefined);
-        check(path, answer, quotable(headers, body ?? undefined));
+        check(path, answer, quotable(headers, options.namesRefusedValues ? undefined : (body ?? undefined)));
       }),
       { numRuns: withBody ? runs.body : runs.other, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
@@ -498,6 +503,7 @@ eachDialect('fuzz: the operator API', (dialect) => {
       known,
       profiles,
       send: (...r) => inject(server, ...r),
+      namesRefusedValues: true,
     });
     // The server's own project was never a target: it still works.
     const own = await server.request('GET', '/v1/project/branding', {
