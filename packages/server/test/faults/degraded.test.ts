@@ -160,7 +160,10 @@ postgresOnly('PostgreSQL read-only (default_transaction_read_only on its databas
       [storage.name],
     );
     let readyAgain = await server.request('GET', '/readyz');
-    if (readyAgain.status !== 200) readyAgain = await server.request('GET', '/readyz');
+    for (let i = 0; i < 20 && readyAgain.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      readyAgain = await server.request('GET', '/readyz');
+    }
     assert.equal(readyAgain.status, 200, readyAgain.text);
     assert.equal((await otpStart(server, 'after@example.com')).status, 200);
     // The terminated connections may have turned it into an "unreachable" episode meanwhile.
