@@ -53,7 +53,20 @@ export async function signInOnHostedPage(
   await page.screenshot({ path: join(ARTEFACTS, `${shot}-identifier.png`) });
   await element.getByRole('button', { name: 'Send code' }).click();
   await element.getByLabel('Code').waitFor();
-  await element.getByLabel('Code').fill(await codeOf(email));
+  let code: string;
+  try {
+    code = await codeOf(email);
+  } catch (error) {
+    // Once seen in a full run under load, not since: what the page showed, for the next time.
+    await page.screenshot({ path: join(ARTEFACTS, `${shot}-no-code.png`) });
+    const shown = await page.evaluate(
+      () => document.querySelector('tessera-sign-in')?.shadowRoot?.textContent ?? '',
+    );
+    throw new Error(
+      `${(error as Error).message}; the page says: ${shown.replace(/\s+/g, ' ').slice(0, 300)}`,
+    );
+  }
+  await element.getByLabel('Code').fill(code);
   await page.screenshot({ path: join(ARTEFACTS, `${shot}-code.png`) });
   // The element submits a whole code by itself; the button is for a code typed slowly.
   await element

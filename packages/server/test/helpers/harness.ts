@@ -244,8 +244,12 @@ export async function startServer(dialect: Dialect, options: StartOptions = {}):
   };
 
   const lastCode = (to: string) => {
-    const entry = outbox.list().find((m) => m.to === to);
-    if (!entry) throw new Error(`no code was sent to ${to}`);
+    const all = outbox.list();
+    const entry = all.find((m) => m.to === to);
+    if (!entry) {
+      const names = [...new Set(all.map((m) => m.to))].slice(0, 5).join(', ') || 'nobody';
+      throw new Error(`no code was sent to ${to} (the outbox holds ${all.length}, to ${names})`);
+    }
     return entry.code;
   };
 
