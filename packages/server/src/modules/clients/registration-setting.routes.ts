@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors.js';
-import type { Project } from '../projects/project.js';
+import type { ProjectView } from '../projects/project.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 
 const OPEN = 'Anyone may register an OAuth client (RFC 7591) at the project’s registration endpoint';
@@ -23,9 +23,10 @@ const SettingChange = Type.Object(
 );
 const tags = ['clients'];
 
-const settingOf = (project: Project) => ({
-  open_registration: project.oauth_dcr === 1,
-  client_id_metadata_documents: project.oauth_cimd === 1,
+/** The two switches, as the operator's view of the project shows them (`ProjectsService.view`). */
+const settingOf = ({ open_registration, client_id_metadata_documents }: ProjectView) => ({
+  open_registration,
+  client_id_metadata_documents,
 });
 
 /**
@@ -48,7 +49,7 @@ export function registrationSettingRoutes({
           response: { 200: Setting },
         },
       },
-      async (request) => settingOf(request.project),
+      async (request) => settingOf(projects.view(request.project)),
     );
     app.put(
       '/v1/project/client-registration',
@@ -70,7 +71,7 @@ export function registrationSettingRoutes({
           openRegistration: open_registration,
           clientIdMetadataDocuments: client_id_metadata_documents,
         });
-        const setting = settingOf(updated);
+        const setting = settingOf(projects.view(updated));
         request.log.info(
           { api_key_id: updated.api_key_id, ...setting },
           'client registration set by integrator',

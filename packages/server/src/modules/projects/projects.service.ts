@@ -6,7 +6,7 @@ import { Channels } from '../../db/channels.js';
 import type { NoticeListener } from '../../db/notifications.js';
 import { badRequest, TesseraError, unauthorized } from '../../errors.js';
 import { parseMessageTemplates } from '../otp/delivery/templates/validate.js';
-import { parseCountryList } from '../otp/sms-countries.js';
+import { EVERY_COUNTRY, parseCountryList } from '../otp/sms-countries.js';
 import { parseBranding } from './branding.js';
 import { type Project, type ProjectView, projectView, type ServerSettings } from './project.js';
 import { CACHE_MS, isWellFormedApiKeyId, ProjectCache } from './project-cache.js';
@@ -83,7 +83,7 @@ export interface ProjectChanges {
 /** The server's settings when none are given (tests, tools): the specified defaults. */
 const BUILT_IN_SERVER: ServerSettings = {
   sms_enabled: false,
-  sms_countries: ['*'],
+  sms_countries: [EVERY_COUNTRY],
   access_token_ttl: TOKEN_TTL_DEFAULTS.access,
   id_token_ttl: TOKEN_TTL_DEFAULTS.id,
   refresh_token_ttl: TOKEN_TTL_DEFAULTS.refresh,
