@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { lifetimesOf } from '../../src/modules/projects/project.js';
+import { loadConfig } from '../../src/config/index.js';
+import { lifetimesOf, serverSettings } from '../../src/modules/projects/project.js';
 import {
   authorizedClient,
   basicAuth,
@@ -230,4 +231,11 @@ test('a lifetime a project set is capped by a server whose lifetime was lowered 
       refresh: 86_400,
     },
   );
+});
+
+test('a server with e-mail delivery only says it sends no SMS (the console then says so)', () => {
+  const mailOnly = serverSettings(loadConfig({ TESSERA_SMTP_URL: 'smtp://mail.example.com:587' }));
+  assert.equal(mailOnly.sms_enabled, false);
+  assert.deepEqual(mailOnly.sms_countries, ['*']);
+  assert.equal(mailOnly.access_token_ttl, 3600);
 });
